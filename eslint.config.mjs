@@ -1,0 +1,78 @@
+import js from '@eslint/js';
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+/**
+ * The dependency rule of the hexagonal layout, enforced on every import. Each project carries
+ * exactly one `scope:*` tag; there is deliberately no `*` → `*` constraint, so an untagged
+ * project can depend on nothing.
+ */
+const depConstraints = [
+  { sourceTag: 'scope:contracts', onlyDependOnLibsWithTags: [], allowedExternalImports: [] },
+  { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:contracts'] },
+  { sourceTag: 'scope:api', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:gateway'] },
+  { sourceTag: 'scope:tool', onlyDependOnLibsWithTags: ['scope:contracts'] },
+  { sourceTag: 'scope:adapter', onlyDependOnLibsWithTags: ['scope:contracts'] },
+  { sourceTag: 'scope:testing', onlyDependOnLibsWithTags: ['scope:contracts'] },
+  {
+    sourceTag: 'scope:app',
+    onlyDependOnLibsWithTags: ['scope:contracts', 'scope:gateway', 'scope:api', 'scope:tool', 'scope:adapter'],
+  },
+  {
+    sourceTag: 'scope:tooling',
+    onlyDependOnLibsWithTags: ['scope:contracts', 'scope:gateway', 'scope:api', 'scope:tool', 'scope:adapter', 'scope:testing'],
+  },
+];
+
+/** Tests may also use the shared contract suites and fixtures of `libs/testing`. */
+const testDepConstraints = depConstraints.map((c) =>
+  c.sourceTag === 'scope:contracts' ? c : { ...c, onlyDependOnLibsWithTags: [...c.onlyDependOnLibsWithTags, 'scope:testing'] },
+);
+
+const boundaries = (constraints) => [
+  'error',
+  {
+    enforceBuildableLibDependency: false,
+    allowCircularSelfDependency: false,
+    banTransitiveDependencies: false,
+    depConstraints: constraints,
+  },
+];
+
+export default [
+  {
+    ignores: ['**/node_modules/**', '**/dist/**', '.nx/**', '.toolgate/**', 'coverage/**', '**/fixtures/**', 'tools/workspace/files/**'],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  { plugins: { '@nx': nx } },
+  {
+    files: ['**/*.ts', '**/*.mjs', '**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },
+    rules: {
+      '@nx/enforce-module-boundaries': boundaries(depConstraints),
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'inversify', message: 'Only apps/server (the composition root) may use inversify.' }] },
+      ],
+    },
+  },
+  {
+    files: ['**/*.spec.ts', '**/test/**/*.ts'],
+    rules: { '@nx/enforce-module-boundaries': boundaries(testDepConstraints) },
+  },
+  {
+    // Config files import the shared root config by path; they are not part of any layer.
+    files: ['**/vitest.config.ts'],
+    rules: { '@nx/enforce-module-boundaries': 'off' },
+  },
+  {
+    files: ['apps/server/**/*.ts'],
+    rules: { 'no-restricted-imports': 'off' },
+  },
+  {
+    files: ['libs/contracts/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', { selector: 'ImportDeclaration[source.value=/^[^.]/]', message: 'contracts imports nothing outside itself.' }] },
+  },
+];

@@ -1,0 +1,85 @@
+import { token, type Token } from './token.js';
+import type { DenialCode, Gate } from './invocation.js';
+
+export type AuditEventKind = 'authorized' | 'succeeded' | 'failed' | 'denied' | 'recovered';
+
+/**
+ * One gateway decision. Never carries raw arguments: only their digest. String fields that
+ * look like secrets are redacted by the sink before they are written.
+ */
+export interface AuditEvent {
+  readonly event: AuditEventKind;
+  /** ISO-8601 time of the decision. */
+  readonly ts: string;
+  readonly callId?: string;
+  readonly tenant?: string;
+  readonly principal?: string;
+  readonly tool?: string;
+  readonly version?: string;
+  readonly gate?: Gate;
+  readonly code?: DenialCode;
+  readonly durationMs?: number;
+  /** `sha256:<hex>` of the canonical JSON of the (repaired) arguments. */
+  readonly argsDigest?: string;
+  readonly approvedBy?: string;
+  /** `approval:<id>`, `self-approval`, or the approver's reason. */
+  readonly approvalReason?: string;
+  /** Descriptions of the repairs applied to the input. */
+  readonly repaired?: readonly string[];
+  /** Free text for recovery and failure records (already sanitized). */
+  readonly detail?: string;
+}
+
+/** An event as stored: chained to the one before it. */
+export interface AuditRecord extends AuditEvent {
+  readonly seq: number;
+  /** Digest of the previous frame (the chain). */
+  readonly prev: string;
+  /** Digest of this frame. */
+  readonly digest: string;
+}
+
+/** Proof that an event is durable. */
+export interface AuditReceipt {
+  readonly seq: number;
+  readonly digest: string;
+}
+
+/** Result of verifying the whole trail. */
+export interface AuditReport {
+  readonly ok: boolean;
+  readonly records: number;
+  readonly segments: number;
+  /** The first fault found, naming where it is. */
+  readonly fault?: {
+    readonly segment?: string;
+    readonly seq?: number;
+    readonly record?: number;
+    readonly reason: string;
+  };
+}
+
+/** A page of the trail, newest last. */
+export interface AuditQuery {
+  /** Only this tenant's records (non-operators always get this). */
+  readonly tenant?: string;
+  readonly principal?: string;
+  /** Records with `seq` greater than this. */
+  readonly afterSeq?: number;
+  /** At most this many of the newest matching records. */
+  readonly limit: number;
+}
+
+/**
+ * Where every gateway decision is written. Fails closed: a rejected append stops the call.
+ * `append` resolves only once the record is durable.
+ */
+export interface AuditSink {
+  append(event: AuditEvent): Promise<AuditReceipt>;
+  verify(): Promise<AuditReport>;
+  tail(query: AuditQuery): Promise<readonly AuditRecord[]>;
+  /** Whether appends can currently succeed, and if not, why (for `health`). */
+  health(): { readonly ok: boolean; readonly reason?: string };
+  close(): Promise<void>;
+}
+export const AuditSinkToken: Token<AuditSink> = token('AuditSink');

@@ -1,0 +1,85 @@
+export { token, type Token } from './token.js';
+export type { JsonValue, JsonObject, JsonSchema } from './json.js';
+export {
+  BuiltInRoles,
+  PrincipalDirectoryToken,
+  type Principal,
+  type PrincipalRecord,
+  type PrincipalDirectory,
+  type BudgetPolicy,
+  type TenantPolicy,
+  type Grant,
+} from './principal.js';
+export {
+  RISK_LEVELS,
+  PERMISSION_TYPES,
+  EXECUTOR_TIERS,
+  type RiskLevel,
+  type PermissionType,
+  type Permission,
+  type Provenance,
+  type ExecutorTier,
+  type EgressSpec,
+  type ToolManifest,
+} from './tool-manifest.js';
+export type { ToolContext, ToolHandler, ToolDefinition, ToolSource } from './tool-handler.js';
+export {
+  ToolExecutorsToken,
+  type ToolExecutor,
+  type ProcessRunner,
+  type ProcessSpec,
+  type ProcessLimits,
+  type ProcessResult,
+  type PreparedCommand,
+} from './tool-executor.port.js';
+export { HttpClientToken, type HttpClient, type HttpRequest, type HttpResponse } from './http-client.port.js';
+export { ToolError, PathEscapeError, EgressDeniedError, ToolAbortedError } from './errors.js';
+export {
+  GATES,
+  type Gate,
+  type DenialCode,
+  type Denial,
+  type Repair,
+  type InvokeRequest,
+  type InvokeResult,
+  type ExplainResult,
+} from './invocation.js';
+export {
+  AuditSinkToken,
+  type AuditSink,
+  type AuditEvent,
+  type AuditEventKind,
+  type AuditRecord,
+  type AuditReceipt,
+  type AuditReport,
+  type AuditQuery,
+} from './audit-sink.port.js';
+export {
+  ApprovalStoreToken,
+  type ApprovalStore,
+  type ApprovalRecord,
+  type ApprovalStatus,
+  type NewApproval,
+  type ApprovalDecision,
+  type ApprovalProblem,
+  type ApprovalOutcome,
+} from './approval-store.port.js';
+export { BudgetStoreToken, type BudgetStore } from './budget-store.port.js';
+export { SettingsStoreToken, type SettingsStore, type EgressSettings } from './settings-store.port.js';
+export { ClockToken, type Clock } from './clock.port.js';
+export {
+  SearchProviderToken,
+  type SearchProvider,
+  type SearchResult,
+  type SearchOptions,
+} from './search-provider.port.js';
+export { MessageBusToken, type MessageBus, type BusMessage } from './message-bus.port.js';
+export {
+  KnowledgeGraphToken,
+  type KnowledgeGraph,
+  type Triple,
+  type GraphTerm,
+  type QueryLimits,
+  type QueryAnswer,
+} from './knowledge-graph.port.js';
+export type { GatewayListener, ToolFailure } from './gateway-listener.js';

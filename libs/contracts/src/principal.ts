@@ -1,0 +1,63 @@
+import { token, type Token } from './token.js';
+
+/** Who is calling: resolved from a bearer token before any gate runs. */
+export interface Principal {
+  readonly id: string;
+  readonly tenant: string;
+  readonly roles: readonly string[];
+}
+
+/** How many calls a principal may make per window. Absent means unlimited. */
+export interface BudgetPolicy {
+  readonly calls: number;
+  readonly windowSeconds: number;
+}
+
+/** A principal as configured, with its budget. */
+export interface PrincipalRecord extends Principal {
+  readonly budget?: BudgetPolicy;
+}
+
+/** What a tenant allows, whatever its principals' roles say. */
+export interface TenantPolicy {
+  /** Tool names the tenant allows; `*` allows every registered tool. */
+  readonly tools: readonly string[];
+  /** Whether an approver may approve its own requests (audited as a self-approval). */
+  readonly selfApproval: boolean;
+  /** Permissions granted to every call of this tenant, in addition to the call's own grants. */
+  readonly grants: readonly Grant[];
+}
+
+/** A permission a caller grants to one call: `type` and an exact `scope` or `*`. */
+export interface Grant {
+  readonly type: string;
+  readonly scope: string;
+}
+
+/** Built-in role names that carry capabilities whatever the roles map says. */
+export const BuiltInRoles = {
+  /** Decides approval requests of its own tenant. */
+  approver: 'approver',
+  /** Changes its tenant's settings and reads its tenant's whole audit. */
+  operator: 'operator',
+} as const;
+
+/**
+ * Resolves bearer tokens to principals and answers who may call what. Tokens are compared in
+ * constant time; the directory never returns or logs a token.
+ */
+export interface PrincipalDirectory {
+  /** The principal holding this bearer token, or undefined. */
+  authenticate(bearerToken: string): Principal | undefined;
+  /** A configured principal by tenant and id. */
+  get(tenant: string, id: string): PrincipalRecord | undefined;
+  /** Every principal of a tenant, for delegation hints and the team roster. */
+  principals(tenant: string): readonly PrincipalRecord[];
+  /** Tool names a role grants (`*` = all the tenant allows); undefined for an unknown role. */
+  roleTools(role: string): readonly string[] | undefined;
+  /** The tenant's policy, or undefined for an unknown tenant (which allows nothing). */
+  tenant(tenant: string): TenantPolicy | undefined;
+  /** Every configured tenant name. */
+  tenants(): readonly string[];
+}
+export const PrincipalDirectoryToken: Token<PrincipalDirectory> = token('PrincipalDirectory');

@@ -1,0 +1,71 @@
+import type { JsonObject, JsonValue } from './json.js';
+import type { ExecutorTier } from './tool-manifest.js';
+import type { ToolContext, ToolHandler } from './tool-handler.js';
+import { token, type Token } from './token.js';
+
+/** A process to run inside a sandbox tier. `command` is looked up on the sandbox's PATH. */
+export interface ProcessSpec {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** The only environment variables the process sees (besides a minimal PATH/HOME/LANG). */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly stdin?: string;
+  /** Working directory relative to the workspace root; default the root itself. */
+  readonly cwd?: string;
+}
+
+/** Bounds of one process run. */
+export interface ProcessLimits {
+  /** Absolute host path of the tenant workspace: the only writable place. */
+  readonly workspaceRoot: string;
+  readonly timeoutMs: number;
+  /** Cap for stdout and for stderr, each. */
+  readonly maxOutputBytes: number;
+  readonly signal?: AbortSignal;
+}
+
+/** What a sandboxed process did. Output is decoded as UTF-8 and cut at the cap. */
+export interface ProcessResult {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdoutTruncated: boolean;
+  readonly stderrTruncated: boolean;
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+}
+
+/** A command line ready to spawn as a long-lived process (an MCP server over stdio). */
+export interface PreparedCommand {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd: string;
+}
+
+/** Runs processes at one isolation tier. */
+export interface ProcessRunner {
+  run(spec: ProcessSpec, limits: ProcessLimits): Promise<ProcessResult>;
+  /** The command line that starts `spec` inside this tier, for callers that manage the process. */
+  prepare(spec: ProcessSpec, workspaceRoot: string): PreparedCommand;
+}
+
+/**
+ * Runs a tool handler at a sandbox tier with a deadline. Tier 0 runs the handler in-process;
+ * process tiers also hand the handler a `ProcessRunner` (in `ctx.process`) so every process the
+ * tool starts is isolated at that tier. Adding a tier is adding an adapter.
+ */
+export interface ToolExecutor {
+  readonly tier: ExecutorTier;
+  /** Resolves if the tier can run on this machine; rejects with an operator-readable reason. */
+  check(): Promise<void>;
+  /** The process runner of this tier, or undefined at tier 0. */
+  readonly processes?: ProcessRunner;
+  /**
+   * Calls the handler; rejects with `ToolAbortedError` when `timeoutMs` passes (and aborts the
+   * context's signal so the handler can stop).
+   */
+  execute(handler: ToolHandler, args: JsonObject, ctx: ToolContext, timeoutMs: number): Promise<JsonValue>;
+}
+export const ToolExecutorsToken: Token<readonly ToolExecutor[]> = token('ToolExecutors');

@@ -1,0 +1,1 @@
+export { startPostgres, createTestDatabase, type PostgresServer, type TestDatabase } from './postgres/postgres-fixture.js';
