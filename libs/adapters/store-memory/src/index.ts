@@ -1,1 +1,3 @@
-export {};
+export { MemoryApprovalStore } from './memory-approval-store.js';
+export { MemoryBudgetStore } from './memory-budget-store.js';
+export { MemorySettingsStore } from './memory-settings-store.js';
