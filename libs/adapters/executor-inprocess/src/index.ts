@@ -1,1 +1,1 @@
-export {};
+export { InProcessExecutor } from './in-process-executor.js';

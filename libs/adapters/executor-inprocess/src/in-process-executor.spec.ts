@@ -1,0 +1,101 @@
+import { ToolAbortedError, ToolError, type ToolContext, type ToolHandler } from '@toolgate/contracts';
+import { describe, expect, it, vi } from 'vitest';
+import { InProcessExecutor } from './index.js';
+
+function context(signal: AbortSignal = new AbortController().signal): ToolContext {
+  return { signal, principal: { id: 'p', tenant: 't', roles: [] }, workspaceRoot: '/nonexistent/t', callId: 'c1' };
+}
+
+const executor = new InProcessExecutor();
+
+describe('InProcessExecutor', () => {
+  it('is tier 0 with no process runner and is always available', async () => {
+    expect(executor.tier).toBe('inprocess');
+    expect(executor.processes).toBeUndefined();
+    await expect(executor.check()).resolves.toBeUndefined();
+  });
+
+  it('returns the handler output and passes args and context through', async () => {
+    const seen: unknown[] = [];
+    const handler: ToolHandler = {
+      async invoke(args, ctx) {
+        seen.push(args, ctx.callId, ctx.principal.id, ctx.signal.aborted);
+        return { echo: args['x'] ?? null };
+      },
+    };
+    await expect(executor.execute(handler, { x: 1 }, context(), 1000)).resolves.toEqual({ echo: 1 });
+    expect(seen).toEqual([{ x: 1 }, 'c1', 'p', false]);
+  });
+
+  it('rejects with the handler error, including synchronous throws', async () => {
+    const asyncThrow: ToolHandler = { invoke: async () => Promise.reject(new ToolError('nope')) };
+    await expect(executor.execute(asyncThrow, {}, context(), 1000)).rejects.toThrow('nope');
+    const syncThrow: ToolHandler = {
+      invoke: () => {
+        throw new Error('sync');
+      },
+    };
+    await expect(executor.execute(syncThrow, {}, context(), 1000)).rejects.toThrow('sync');
+  });
+
+  it('rejects at the deadline even when the handler ignores its signal, and aborts the signal', async () => {
+    let handlerSignal: AbortSignal | undefined;
+    const stubborn: ToolHandler = {
+      invoke: (_args, ctx) => {
+        handlerSignal = ctx.signal;
+        return new Promise((resolve) => setTimeout(() => resolve({ late: true }), 500));
+      },
+    };
+    const started = performance.now();
+    const error = await executor.execute(stubborn, {}, context(), 30).catch((e: unknown) => e);
+    const elapsed = performance.now() - started;
+    expect(error).toBeInstanceOf(ToolAbortedError);
+    expect((error as Error).message).toBe('timed out after 30 ms');
+    expect(elapsed).toBeGreaterThanOrEqual(25);
+    expect(elapsed).toBeLessThan(400);
+    expect(handlerSignal?.aborted).toBe(true);
+    expect(handlerSignal?.reason).toBeInstanceOf(ToolAbortedError);
+  });
+
+  it('rejects when the caller aborts, and refuses to start on an aborted signal', async () => {
+    const caller = new AbortController();
+    const waits: ToolHandler = { invoke: () => new Promise(() => undefined) };
+    const pending = executor.execute(waits, {}, context(caller.signal), 5000);
+    caller.abort();
+    await expect(pending).rejects.toBeInstanceOf(ToolAbortedError);
+
+    let ran = false;
+    const marks: ToolHandler = {
+      invoke: async () => {
+        ran = true;
+        return null;
+      },
+    };
+    await expect(executor.execute(marks, {}, context(caller.signal), 5000)).rejects.toThrow('aborted before it started');
+    expect(ran).toBe(false);
+  });
+
+  it('refuses a non-positive or non-finite timeout', async () => {
+    const handler: ToolHandler = { invoke: async () => null };
+    await expect(executor.execute(handler, {}, context(), 0)).rejects.toThrow(RangeError);
+    await expect(executor.execute(handler, {}, context(), Number.NaN)).rejects.toThrow(RangeError);
+  });
+
+  it('clears its timer and caller listener once the handler settles', async () => {
+    vi.useFakeTimers();
+    try {
+      const caller = new AbortController();
+      let listeners = 0;
+      const add = caller.signal.addEventListener.bind(caller.signal);
+      const remove = caller.signal.removeEventListener.bind(caller.signal);
+      caller.signal.addEventListener = ((...a: Parameters<typeof add>) => (listeners++, add(...a))) as typeof add;
+      caller.signal.removeEventListener = ((...a: Parameters<typeof remove>) => (listeners--, remove(...a))) as typeof remove;
+      const handler: ToolHandler = { invoke: async () => 'done' };
+      await expect(executor.execute(handler, {}, context(caller.signal), 60_000)).resolves.toBe('done');
+      expect(vi.getTimerCount()).toBe(0);
+      expect(listeners).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
