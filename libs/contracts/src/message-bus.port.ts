@@ -3,25 +3,38 @@ import { token, type Token } from './token.js';
 /** A message as stored on the bus. `body` is the wire form (an AS2 JSON document or plain text). */
 export interface BusMessage {
   readonly id: string;
-  /** Position on the tenant's bus, increasing. */
+  /** Position on the tenant's bus: strictly increasing in publish order (not necessarily contiguous). */
   readonly seq: number;
   readonly tenant: string;
   readonly channel: string;
+  /** The principal that published it, as authenticated by the gateway (not taken from the body). */
   readonly sender: string;
   readonly body: string;
+  /** Epoch milliseconds. */
   readonly publishedAt: number;
 }
 
 /**
- * A per-tenant message bus. Each reader has a cursor: `readNew` returns what that reader has not
- * read yet, oldest first, and advances the cursor past what it returned. No cross-tenant reads.
+ * A per-tenant message bus. No call ever sees another tenant's messages.
+ *
+ * Each reader has a cursor per channel: a message is unread by a reader until a `readNew` of
+ * that reader has returned it. `readNew` returns the reader's oldest unread messages in the
+ * requested channels in `seq` order, at most `limit`, and marks exactly those as read, so a
+ * limited or channel-filtered read never skips a message that a later read would otherwise
+ * return. The read and the cursor move are one atomic step: two concurrent reads by the same
+ * reader never return the same message.
  */
 export interface MessageBus {
   publish(message: Omit<BusMessage, 'seq'>): Promise<BusMessage>;
   readNew(
     tenant: string,
     reader: string,
-    options: { readonly channel?: string; readonly limit: number },
+    options: {
+      /** Only these channels; every channel of the tenant when absent. An empty list reads nothing. */
+      readonly channels?: readonly string[];
+      /** At most this many messages (a positive integer). */
+      readonly limit: number;
+    },
   ): Promise<readonly BusMessage[]>;
 }
 export const MessageBusToken: Token<MessageBus> = token('MessageBus');
