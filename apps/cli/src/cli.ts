@@ -1,0 +1,245 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { formatAuditReport as formatOfflineReport, verifyAuditDirectory } from '@toolgate/adapter-audit-file';
+import type { Grant, JsonObject } from '@toolgate/contracts';
+import { createToolgateClient, describeClientError, type ToolgateClient } from './client.js';
+import {
+  formatApproval,
+  formatApprovals,
+  formatAuditRecords,
+  formatAuditReport,
+  formatEgress,
+  formatExplain,
+  formatInvoke,
+  formatTools,
+} from './format.js';
+
+export interface CliIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+/** A usage fault found after commander parsed the line (bad JSON, bad grant). */
+class UsageError extends Error {}
+
+function parseArgsJson(text: string | undefined): JsonObject {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--args is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError('--args must be a JSON object, e.g. \'{"expression":"2+3"}\'');
+  return value as JsonObject;
+}
+
+function parseGrant(text: string, previous: Grant[] = []): Grant[] {
+  const at = text.indexOf(':');
+  if (at <= 0 || at === text.length - 1) throw new UsageError(`--grant takes type:scope, e.g. network:* (got '${text}')`);
+  return [...previous, { type: text.slice(0, at), scope: text.slice(at + 1) }];
+}
+
+/**
+ * The `toolgate` command line. Returns the exit code: 0 success, 1 a denial or failed request,
+ * 2 a usage error. Output is human-readable unless `--json` is given.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let exitCode = 0;
+  const program = new Command('toolgate')
+    .description('Command line of the Toolgate tool gateway')
+    .option('--url <url>', 'server URL (env TOOLGATE_URL)', io.env['TOOLGATE_URL'] ?? 'http://127.0.0.1:8765')
+    .option('--token <token>', 'bearer token (env TOOLGATE_TOKEN)', io.env['TOOLGATE_TOKEN'])
+    .option('--json', 'print raw JSON results', false)
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .showHelpAfterError();
+
+  const globals = () => program.opts<{ url: string; token?: string; json: boolean }>();
+  const client = (): ToolgateClient => {
+    const { url, token } = globals();
+    return createToolgateClient({ url, ...(token ? { token } : {}) });
+  };
+  const print = (value: unknown, human: (v: never) => string) => {
+    io.out(`${globals().json ? JSON.stringify(value, null, 2) : human(value as never)}\n`);
+  };
+  /** Wraps each action so request failures print one line and set exit code 1. */
+  const action =
+    <A extends unknown[]>(fn: (...args: A) => Promise<void>) =>
+    async (...args: A) => {
+      try {
+        await fn(...args);
+      } catch (error) {
+        if (error instanceof UsageError) {
+          io.err(`toolgate: ${error.message}\n`);
+          exitCode = 2;
+          return;
+        }
+        io.err(`toolgate: ${describeClientError(error, globals().url)}\n`);
+        exitCode = 1;
+      }
+    };
+
+  const tools = program.command('tools').description('list, invoke and explain tools');
+  tools.command('list').description('tools you may call').action(action(async () => print(await client().tools.list.query(), formatTools)));
+
+  const invokeLike = (cmd: Command) =>
+    cmd
+      .argument('<tool>', 'tool name, e.g. calculator')
+      .option('--args <json>', 'arguments as a JSON object', '{}')
+      .option('--version <version>', 'pinned tool version')
+      .option('--grant <type:scope>', 'grant a permission to this call (repeatable)', parseGrantOption, [])
+      .option('--approval-id <id>', 'use this approval')
+      .option('--approve', 'approve your own call (needs the approver role)', false);
+  invokeLike(tools.command('invoke').description('call a tool through every gate')).action(
+    action(async (tool: string, o: InvokeOptions) => {
+      const result = await client().tools.invoke.mutate(invokeInput(tool, o));
+      print(result, formatInvoke);
+      if (!result.ok) exitCode = 1;
+    }),
+  );
+  invokeLike(tools.command('explain').description('run the gates without executing anything')).action(
+    action(async (tool: string, o: InvokeOptions) => print(await client().tools.explain.query(invokeInput(tool, o)), formatExplain)),
+  );
+
+  const approvals = program.command('approvals').description('request and decide human approvals');
+  approvals
+    .command('request')
+    .argument('<tool>')
+    .option('--args <json>', 'arguments as a JSON object', '{}')
+    .option('--version <version>')
+    .description('ask for approval of one exact call')
+    .action(
+      action(async (tool: string, o: { args: string; version?: string }) => {
+        const result = await client().approvals.request.mutate({ tool, args: parseArgsJson(o.args), ...(o.version ? { version: o.version } : {}) });
+        print(result, (r: typeof result) => (r.ok ? formatApproval(r.approval) : formatInvoke({ ok: false, callId: '', denial: r.denial })));
+        if (!result.ok) exitCode = 1;
+      }),
+    );
+  approvals
+    .command('list')
+    .option('--status <status>', 'pending | approved | denied | consumed')
+    .option('--limit <n>', 'how many', '50')
+    .action(
+      action(async (o: { status?: string; limit: string }) => {
+        const limit = Number(o.limit);
+        if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
+        const status = o.status as 'pending' | 'approved' | 'denied' | 'consumed' | undefined;
+        print(await client().approvals.list.query({ limit, ...(status ? { status } : {}) }), formatApprovals);
+      }),
+    );
+  for (const [name, approve] of [['approve', true], ['deny', false]] as const) {
+    approvals
+      .command(name)
+      .argument('<id>')
+      .option('--reason <text>')
+      .description(`${name} a pending request`)
+      .action(
+        action(async (id: string, o: { reason?: string }) =>
+          print(await client().approvals.decide.mutate({ id, approve, ...(o.reason ? { reason: o.reason } : {}) }), formatApproval),
+        ),
+      );
+  }
+
+  const egress = program.command('settings').description("your tenant's settings").command('egress').description('outbound network access');
+  egress.command('get').action(action(async () => print(await client().settings.egress.get.query(), formatEgress)));
+  egress
+    .command('allow')
+    .argument('<host>')
+    .description('enable egress and allow one host (operator)')
+    .action(action(async (host: string) => print(await client().settings.egress.allow.mutate({ host }), formatEgress)));
+  egress
+    .command('set')
+    .option('--enabled', 'enable egress', false)
+    .option('--hosts <list>', 'comma-separated host names', '')
+    .option('--allow-any', 'allow any public host', false)
+    .description('replace the egress settings (operator)')
+    .action(
+      action(async (o: { enabled: boolean; hosts: string; allowAny: boolean }) => {
+        const hosts = o.hosts.split(',').map((h) => h.trim()).filter(Boolean);
+        print(await client().settings.egress.set.mutate({ enabled: o.enabled, allowAny: o.allowAny, hosts }), formatEgress);
+      }),
+    );
+
+  const audit = program.command('audit').description('the tamper-evident audit trail');
+  audit
+    .command('tail')
+    .option('--limit <n>', 'how many records', '50')
+    .action(
+      action(async (o: { limit: string }) => {
+        const limit = Number(o.limit);
+        if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
+        print(await client().audit.tail.query({ limit }), formatAuditRecords);
+      }),
+    );
+  audit
+    .command('verify')
+    .description('verify an audit directory offline (or the server\'s trail with --remote)')
+    .option('--dir <path>', 'audit directory', './.toolgate/audit')
+    .option('--hmac-key-file <file>', 'file holding the HMAC key the trail was written with')
+    .option('--remote', 'ask the server to verify its trail instead', false)
+    .action(
+      action(async (o: { dir: string; hmacKeyFile?: string; remote: boolean }) => {
+        const report = o.remote
+          ? await client().audit.verify.query()
+          : await verifyAuditDirectory({
+              dir: resolve(o.dir),
+              ...(o.hmacKeyFile ? { hmacKey: (await readFile(o.hmacKeyFile, 'utf8')).trim() } : {}),
+            });
+        print(report, o.remote ? formatAuditReport : formatOfflineReport);
+        if (!report.ok) exitCode = 1;
+      }),
+    );
+
+  program
+    .command('health')
+    .description('server health')
+    .action(
+      action(async () => {
+        const health = await client().health.query();
+        print(health, (h: typeof health) => (h.ok ? `ok (version ${h.version})` : `degraded: ${h.reasons.join('; ')}`));
+        if (!health.ok) exitCode = 1;
+      }),
+    );
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? 0 : 2;
+    if (error instanceof UsageError) {
+      io.err(`toolgate: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  return exitCode;
+}
+
+interface InvokeOptions {
+  args: string;
+  version?: string;
+  grant: Grant[];
+  approvalId?: string;
+  approve: boolean;
+}
+
+function parseGrantOption(value: string, previous: Grant[]): Grant[] {
+  try {
+    return parseGrant(value, previous);
+  } catch (error) {
+    throw new CommanderError(2, 'toolgate.grant', (error as Error).message);
+  }
+}
+
+function invokeInput(tool: string, o: InvokeOptions) {
+  return {
+    tool,
+    args: parseArgsJson(o.args),
+    ...(o.version ? { version: o.version } : {}),
+    ...(o.grant.length ? { grants: o.grant } : {}),
+    ...(o.approvalId ? { approvalId: o.approvalId } : {}),
+    ...(o.approve ? { approved: true } : {}),
+  };
+}

@@ -1,0 +1,31 @@
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import type { AppRouter } from '@toolgate/api';
+
+export type ToolgateClient = ReturnType<typeof createToolgateClient>;
+
+/** A typed tRPC client of the server; only the router's type crosses from the server side. */
+export function createToolgateClient(options: { url: string; token?: string }) {
+  const base = options.url.replace(/\/+$/, '');
+  return createTRPCClient<AppRouter>({
+    links: [
+      httpLink({
+        url: `${base}/trpc`,
+        headers: () => (options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      }),
+    ],
+  });
+}
+
+/** A one-line explanation of a failed request, for humans. */
+export function describeClientError(error: unknown, url: string): string {
+  if (error instanceof TRPCClientError) {
+    const cause = (error as TRPCClientError<AppRouter>).cause as { code?: string } | undefined;
+    if (cause?.code === 'ECONNREFUSED' || /fetch failed/i.test(error.message)) {
+      return `cannot reach the server at ${url} (is it running? set --url or TOOLGATE_URL)`;
+    }
+    const code = (error.data as { code?: string } | undefined)?.code;
+    if (code === 'UNAUTHORIZED') return 'unauthorized: missing or invalid token (set --token or TOOLGATE_TOKEN)';
+    return code ? `${code}: ${error.message}` : error.message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,67 @@
+import type { ApprovalRecord, AuditRecord, AuditReport, EgressSettings, ExplainResult, InvokeResult, ToolManifest } from '@toolgate/contracts';
+
+/** Human-readable renderings of API results; `--json` prints the raw result instead. */
+export function formatTools(tools: readonly ToolManifest[]): string {
+  if (tools.length === 0) return 'No tools are available to you.';
+  const width = Math.max(...tools.map((t) => `${t.name}@${t.version}`.length));
+  return tools
+    .map((t) => `${`${t.name}@${t.version}`.padEnd(width)}  ${t.risk.padEnd(8)}  ${t.description.split('\n')[0]}`)
+    .join('\n');
+}
+
+export function formatInvoke(result: InvokeResult): string {
+  const repairs = result.repaired?.length ? `\nrepaired: ${result.repaired.map((r) => r.detail).join('; ')}` : '';
+  if (result.ok) return `${JSON.stringify(result.output, null, 2)}${repairs}`;
+  const d = result.denial;
+  return `denied at ${d.gate}: ${d.code}: ${d.message}${d.hint ? `\nhint: ${d.hint}` : ''}${repairs}`;
+}
+
+export function formatExplain(result: ExplainResult): string {
+  const lines = [`would run: ${result.wouldRun ? 'yes' : 'no'}`, `gates passed: ${result.passed.join(', ') || 'none'}`];
+  if (result.denial) lines.push(`stops at ${result.denial.gate}: ${result.denial.code}: ${result.denial.message}`);
+  if (result.denial?.hint) lines.push(`hint: ${result.denial.hint}`);
+  if (result.approvalRequired) lines.push(`needs approval of payload ${result.payloadDigest ?? ''}`.trim());
+  return lines.join('\n');
+}
+
+export function formatApprovals(records: readonly ApprovalRecord[]): string {
+  if (records.length === 0) return 'No approval requests.';
+  return records.map(formatApproval).join('\n\n');
+}
+
+export function formatApproval(a: ApprovalRecord): string {
+  return [
+    `${a.id}  ${a.status}  ${a.tool}@${a.version}  requested by ${a.requester}`,
+    `  args: ${JSON.stringify(a.args)}`,
+    `  payload: ${a.payloadDigest}`,
+    `  expires: ${new Date(a.expiresAt).toISOString()}`,
+    ...(a.decidedBy ? [`  decided by ${a.decidedBy}${a.selfApproved ? ' (self-approval)' : ''}${a.reason ? `: ${a.reason}` : ''}`] : []),
+  ].join('\n');
+}
+
+export function formatEgress(e: EgressSettings): string {
+  if (!e.enabled) return 'egress: disabled (every host is blocked)';
+  if (e.allowAny) return 'egress: enabled for any public host';
+  return e.hosts.length ? `egress: enabled for ${e.hosts.join(', ')}` : 'egress: enabled, but no host is allowed (everything is blocked)';
+}
+
+export function formatAuditRecords(records: readonly AuditRecord[]): string {
+  if (records.length === 0) return 'No audit records.';
+  return records
+    .map((r) => {
+      const who = [r.tenant, r.principal].filter(Boolean).join('/');
+      const what = r.tool ? `${r.tool}@${r.version ?? '?'}` : '';
+      const why = r.code ? ` ${r.gate ?? ''}:${r.code}` : '';
+      return `#${r.seq} ${r.ts} ${r.event.padEnd(10)} ${who} ${what}${why}`.trimEnd();
+    })
+    .join('\n');
+}
+
+export function formatAuditReport(r: AuditReport): string {
+  const head = `${r.ok ? 'OK' : 'FAULT'}: ${r.records} records in ${r.segments} segment(s) checked`;
+  if (!r.fault) return head;
+  const where = [r.fault.segment && `segment ${r.fault.segment}`, r.fault.record !== undefined && `record ${r.fault.record}`, r.fault.seq !== undefined && `seq ${r.fault.seq}`]
+    .filter(Boolean)
+    .join(', ');
+  return `${head}\nfirst fault${where ? ` (${where})` : ''}: ${r.fault.reason}`;
+}

@@ -1,0 +1,153 @@
+import { isAbsolute, resolve } from 'node:path';
+
+/** A configuration fault. The message names the variable and what is wrong, never its secret value. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export type StoreKind = 'sqlite' | 'postgres';
+export type AuditKind = 'file' | 'postgres';
+export type SearchProviderName = 'duckduckgo' | 'searxng' | 'tavily';
+export type ShellTier = 'subprocess' | 'bwrap' | 'container';
+
+/** Everything the server reads from `TOOLGATE_*` variables, validated. */
+export interface ServerConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly principalsFile?: string;
+  readonly store: StoreKind;
+  readonly audit: AuditKind;
+  readonly databaseUrl?: string;
+  readonly auditHmacKey?: string;
+  readonly webSearch: {
+    readonly provider: SearchProviderName;
+    readonly baseUrl?: string;
+    readonly apiKey?: string;
+    readonly maxResults: number;
+  };
+  readonly egress: {
+    readonly enabled: boolean;
+    readonly allowedHosts: readonly string[];
+    readonly allowAny: boolean;
+    readonly allowedCidrs: readonly string[];
+  };
+  readonly shellTier: ShellTier;
+  readonly workspaceRoot: string;
+  readonly mcpServersFile?: string;
+  readonly maxBodyBytes: number;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = text(env, name);
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got '${value.slice(0, 40)}')`);
+  }
+  return value as T;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const value = text(env, name)?.toLowerCase();
+  if (value === undefined) return fallback;
+  if (['true', '1', 'yes', 'on'].includes(value)) return true;
+  if (['false', '0', 'no', 'off'].includes(value)) return false;
+  throw new ConfigError(`${name} must be true or false (got '${value.slice(0, 40)}')`);
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = text(env, name);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got '${value.slice(0, 40)}')`);
+  }
+  return Number(value);
+}
+
+function list(env: Env, name: string): string[] {
+  return (text(env, name) ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+}
+
+function httpUrl(env: Env, name: string): string | undefined {
+  const value = text(env, name);
+  if (value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must use http or https`);
+  if (url.username || url.password) throw new ConfigError(`${name} must not contain credentials`);
+  return value;
+}
+
+/**
+ * Reads and validates the configuration. Any invalid value stops the server with a message that
+ * names the variable; secrets (API keys, HMAC keys, database passwords) are never echoed.
+ */
+export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig {
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(cwd, p));
+  const dataDir = abs(text(env, 'TOOLGATE_DATA_DIR') ?? './.toolgate');
+  const store = oneOf(env, 'TOOLGATE_STORE', ['sqlite', 'postgres'] as const, 'sqlite');
+  const audit = oneOf(env, 'TOOLGATE_AUDIT', ['file', 'postgres'] as const, 'file');
+  const databaseUrl = text(env, 'DATABASE_URL');
+  if ((store === 'postgres' || audit === 'postgres') && !databaseUrl) {
+    throw new ConfigError(`DATABASE_URL is required when TOOLGATE_STORE or TOOLGATE_AUDIT is postgres`);
+  }
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  const hmacKey = text(env, 'TOOLGATE_AUDIT_HMAC_KEY');
+  if (hmacKey !== undefined && hmacKey.length < 32) {
+    throw new ConfigError('TOOLGATE_AUDIT_HMAC_KEY must be at least 32 characters (use e.g. `openssl rand -hex 32`)');
+  }
+  const host = text(env, 'TOOLGATE_HOST') ?? '127.0.0.1';
+  if (!/^[A-Za-z0-9.:[\]-]+$/.test(host)) throw new ConfigError('TOOLGATE_HOST must be a host name or IP address');
+  const principalsFile = text(env, 'TOOLGATE_PRINCIPALS_FILE');
+  const mcpServersFile = text(env, 'TOOLGATE_MCP_SERVERS_FILE');
+  const baseUrl = httpUrl(env, 'TOOLGATE_WEB_SEARCH_BASE_URL');
+  const apiKey = text(env, 'TOOLGATE_WEB_SEARCH_API_KEY');
+  return {
+    host,
+    port: int(env, 'TOOLGATE_PORT', 8765, 0, 65535),
+    dataDir,
+    ...(principalsFile ? { principalsFile: abs(principalsFile) } : {}),
+    store,
+    audit,
+    ...(databaseUrl ? { databaseUrl } : {}),
+    ...(hmacKey ? { auditHmacKey: hmacKey } : {}),
+    webSearch: {
+      provider: oneOf(env, 'TOOLGATE_WEB_SEARCH_PROVIDER', ['duckduckgo', 'searxng', 'tavily'] as const, 'duckduckgo'),
+      ...(baseUrl ? { baseUrl } : {}),
+      ...(apiKey ? { apiKey } : {}),
+      maxResults: int(env, 'TOOLGATE_WEB_SEARCH_MAX_RESULTS', 5, 1, 10),
+    },
+    egress: {
+      enabled: bool(env, 'TOOLGATE_EGRESS_ENABLED', false),
+      allowedHosts: list(env, 'TOOLGATE_ALLOWED_EGRESS_HOSTS'),
+      allowAny: bool(env, 'TOOLGATE_EGRESS_ALLOW_ANY', false),
+      allowedCidrs: list(env, 'TOOLGATE_EGRESS_ALLOWED_CIDRS'),
+    },
+    shellTier: oneOf(env, 'TOOLGATE_SHELL_TIER', ['subprocess', 'bwrap', 'container'] as const, 'subprocess'),
+    workspaceRoot: abs(text(env, 'TOOLGATE_WORKSPACE_ROOT') ?? resolve(dataDir, 'workspaces')),
+    ...(mcpServersFile ? { mcpServersFile: abs(mcpServersFile) } : {}),
+    maxBodyBytes: int(env, 'TOOLGATE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+  };
+}
+
+/** Whether a listen address is loopback-only. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}

@@ -1,0 +1,140 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
+import { createContextInner, createRestHandler, restMethodHasBody, type AppRouter, type HealthReport } from '@toolgate/api';
+import type { Principal, PrincipalDirectory } from '@toolgate/contracts';
+
+export interface HttpServerDeps {
+  readonly router: AppRouter;
+  readonly directory: PrincipalDirectory;
+  readonly health: () => HealthReport;
+  readonly maxBodyBytes: number;
+  readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+  'referrer-policy': 'no-referrer',
+} as const;
+
+/** A request body over the cap, or malformed: answered with a specific 4xx. */
+class BodyError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The principal of `Authorization: Bearer <token>`, or undefined. */
+export function authenticate(req: IncomingMessage, directory: PrincipalDirectory): Principal | undefined {
+  const header = req.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  return match ? directory.authenticate(match[1]!) : undefined;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') {
+    throw new BodyError(415, 'UNSUPPORTED_MEDIA_TYPE', `send the body as application/json (got '${type.slice(0, 60) || 'none'}')`);
+  }
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    throw new BodyError(413, 'PAYLOAD_TOO_LARGE', `request body is ${declared} bytes; the limit is ${maxBytes}`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    // Stop reading at the cap: a client streaming gigabytes costs us at most the cap in memory.
+    if (size > maxBytes) throw new BodyError(413, 'PAYLOAD_TOO_LARGE', `request body exceeds the limit of ${maxBytes} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') throw new BodyError(400, 'BAD_REQUEST', 'request body is empty; send a JSON object');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new BodyError(400, 'PARSE_ERROR', `malformed JSON: ${(error as Error).message.slice(0, 200)}`);
+  }
+}
+
+/**
+ * The HTTP surface: tRPC at `/trpc`, REST at `/api/v1`, liveness at `/healthz`. Every response is
+ * JSON; an unexpected failure is a 500 with a generic message and the detail goes to the log.
+ */
+export function createHttpServer(deps: HttpServerDeps): Server {
+  const handleRest = createRestHandler(deps.router);
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://toolgate.invalid');
+    const path = url.pathname;
+
+    if (path === '/healthz') {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: { code: 'METHOD_NOT_SUPPORTED', message: 'use GET' } });
+      const health = deps.health();
+      return sendJson(res, health.ok ? 200 : 503, health);
+    }
+
+    if (path === '/trpc' || path.startsWith('/trpc/')) {
+      const principal = authenticate(req, deps.directory);
+      await nodeHTTPRequestHandler({
+        req,
+        res,
+        path: path.slice('/trpc/'.length),
+        router: deps.router,
+        maxBodySize: deps.maxBodyBytes,
+        createContext: () => createContextInner(principal ? { principal } : {}),
+        responseMeta: () => ({ headers: SECURITY_HEADERS }),
+        onError: ({ error, path: procedure }) => {
+          if (error.code === 'INTERNAL_SERVER_ERROR') {
+            deps.log('error', `tRPC ${procedure ?? '?'} failed: ${error.cause instanceof Error ? error.cause.message : error.message}`);
+          }
+        },
+      });
+      return;
+    }
+
+    if (path.startsWith('/api/v1/')) {
+      const method = req.method ?? 'GET';
+      let body: unknown;
+      const principal = authenticate(req, deps.directory);
+      if (!principal) {
+        // Drain nothing: refuse before reading a body from an unauthenticated client.
+        return sendJson(res, 401, { error: { code: 'UNAUTHORIZED', message: 'missing or invalid bearer token' } });
+      }
+      if (restMethodHasBody(method)) body = await readJsonBody(req, deps.maxBodyBytes);
+      const answer = await handleRest({ method, path: path.slice('/api/v1'.length), query: url.searchParams, principal, body });
+      return sendJson(res, answer.status, answer.body);
+    }
+
+    sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${path.slice(0, 200)}; see /api/v1, /trpc and /healthz` } });
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (error instanceof BodyError) {
+        // The rest of an oversized body is not read; close the connection after answering.
+        res.setHeader('connection', 'close');
+        sendJson(res, error.status, { error: { code: error.code, message: error.message } });
+        return;
+      }
+      deps.log('error', `request failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL_SERVER_ERROR', message: 'internal error' } });
+      else res.destroy();
+    });
+  });
+  server.requestTimeout = 120_000;
+  server.headersTimeout = 30_000;
+  server.keepAliveTimeout = 5_000;
+  return server;
+}

@@ -1,0 +1,161 @@
+import type { Grant, TenantPolicy } from '@toolgate/contracts';
+import { sha256, type DirectoryData, type PrincipalEntry } from './static-principal-directory.js';
+
+/** A fault in the principals file; the message names the entry and field, never a token. */
+export class PrincipalsFileError extends Error {
+  override readonly name = 'PrincipalsFileError';
+}
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const TOOL = /^(\*|[a-z][a-z0-9_]{0,127})$/;
+const MIN_TOKEN_LENGTH = 16;
+
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function onlyKeys(value: Obj, allowed: readonly string[], where: string): void {
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) throw new PrincipalsFileError(`${where}: unknown field '${key}' (allowed: ${allowed.join(', ')})`);
+  }
+}
+
+function stringList(value: unknown, where: string, pattern: RegExp): string[] {
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
+    throw new PrincipalsFileError(`${where} must be an array of strings`);
+  }
+  for (const item of value) {
+    if (!pattern.test(item)) throw new PrincipalsFileError(`${where}: '${item.slice(0, 64)}' is not a valid name`);
+  }
+  return [...value];
+}
+
+function grants(value: unknown, where: string): Grant[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new PrincipalsFileError(`${where} must be an array of {type, scope}`);
+  return value.map((g, i) => {
+    if (!isObj(g) || typeof g['type'] !== 'string' || typeof g['scope'] !== 'string') {
+      throw new PrincipalsFileError(`${where}[${i}] must be {"type": string, "scope": string}`);
+    }
+    onlyKeys(g, ['type', 'scope'], `${where}[${i}]`);
+    return { type: g['type'], scope: g['scope'] };
+  });
+}
+
+/**
+ * Parses and validates the principals file (see docs/configuration.md). Every fault stops the
+ * server with a message naming the entry and the field. Returns what the directory needs,
+ * plus warnings (e.g. roles that grant nothing) for the operator.
+ */
+export function parsePrincipalsFile(text: string): { data: DirectoryData; warnings: string[] } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new PrincipalsFileError(`not valid JSON: ${(error as Error).message}`);
+  }
+  if (!isObj(raw)) throw new PrincipalsFileError('the top level must be an object with principals, roles and tenants');
+  onlyKeys(raw, ['principals', 'roles', 'tenants'], 'top level');
+
+  const roles: Record<string, string[]> = {};
+  if (raw['roles'] !== undefined) {
+    if (!isObj(raw['roles'])) throw new PrincipalsFileError('roles must be an object mapping role names to tool lists');
+    for (const [role, tools] of Object.entries(raw['roles'])) {
+      if (!ID.test(role)) throw new PrincipalsFileError(`roles: '${role.slice(0, 64)}' is not a valid role name`);
+      roles[role] = stringList(tools, `roles.${role}`, TOOL);
+    }
+  }
+
+  const tenants: Record<string, TenantPolicy> = {};
+  if (!isObj(raw['tenants'])) throw new PrincipalsFileError('tenants must be an object mapping tenant names to {tools, selfApproval}');
+  for (const [name, policy] of Object.entries(raw['tenants'])) {
+    const where = `tenants.${name.slice(0, 64)}`;
+    if (!ID.test(name)) throw new PrincipalsFileError(`${where}: not a valid tenant name`);
+    if (!isObj(policy)) throw new PrincipalsFileError(`${where} must be an object`);
+    onlyKeys(policy, ['tools', 'selfApproval', 'grants'], where);
+    const selfApproval = policy['selfApproval'] ?? false;
+    if (typeof selfApproval !== 'boolean') throw new PrincipalsFileError(`${where}.selfApproval must be true or false`);
+    tenants[name] = {
+      tools: stringList(policy['tools'] ?? [], `${where}.tools`, TOOL),
+      selfApproval,
+      grants: grants(policy['grants'], `${where}.grants`),
+    };
+  }
+
+  if (!Array.isArray(raw['principals']) || raw['principals'].length === 0) {
+    throw new PrincipalsFileError('principals must be a non-empty array');
+  }
+  const warnings: string[] = [];
+  const seenIds = new Set<string>();
+  const seenTokens = new Map<string, string>();
+  const principals: PrincipalEntry[] = raw['principals'].map((p: unknown, index: number) => {
+    const where = `principals[${index}]`;
+    if (!isObj(p)) throw new PrincipalsFileError(`${where} must be an object`);
+    onlyKeys(p, ['id', 'token', 'tokenSha256', 'tenant', 'roles', 'budget'], where);
+    const id = p['id'];
+    if (typeof id !== 'string' || !ID.test(id)) throw new PrincipalsFileError(`${where}.id must be a name of letters, digits, '.', '_' or '-'`);
+    const at = `${where} ('${id}')`;
+    const tenant = p['tenant'];
+    if (typeof tenant !== 'string' || !Object.hasOwn(tenants, tenant)) {
+      throw new PrincipalsFileError(`${at}.tenant must name a tenant defined under tenants`);
+    }
+    if (seenIds.has(`${tenant}/${id}`)) throw new PrincipalsFileError(`${at}: duplicate principal id in tenant '${tenant}'`);
+    seenIds.add(`${tenant}/${id}`);
+
+    const token = p['token'];
+    const tokenHash = p['tokenSha256'];
+    if ((token === undefined) === (tokenHash === undefined)) {
+      throw new PrincipalsFileError(`${at}: give exactly one of token or tokenSha256`);
+    }
+    let digest: Buffer;
+    if (token !== undefined) {
+      if (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH || token.length > 4096 || /\s/.test(token)) {
+        throw new PrincipalsFileError(`${at}.token must be ${MIN_TOKEN_LENGTH} to 4096 characters without spaces`);
+      }
+      digest = sha256(token);
+    } else {
+      if (typeof tokenHash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(tokenHash)) {
+        throw new PrincipalsFileError(`${at}.tokenSha256 must be 64 hexadecimal characters`);
+      }
+      digest = Buffer.from(tokenHash, 'hex');
+    }
+    const other = seenTokens.get(digest.toString('hex'));
+    if (other !== undefined) throw new PrincipalsFileError(`${at}: has the same token as '${other}' (each principal needs its own)`);
+    seenTokens.set(digest.toString('hex'), id);
+
+    const principalRoles = stringList(p['roles'] ?? [], `${at}.roles`, ID);
+    for (const role of principalRoles) {
+      if (!Object.hasOwn(roles, role) && role !== 'approver' && role !== 'operator') {
+        warnings.push(`${at}: role '${role}' is not defined under roles and grants nothing`);
+      }
+    }
+
+    let budget: PrincipalEntry['budget'];
+    if (p['budget'] !== undefined) {
+      const b = p['budget'];
+      if (!isObj(b)) throw new PrincipalsFileError(`${at}.budget must be {"calls": n, "windowSeconds": n}`);
+      onlyKeys(b, ['calls', 'windowSeconds'], `${at}.budget`);
+      const calls = b['calls'];
+      const windowSeconds = b['windowSeconds'];
+      if (!Number.isInteger(calls) || (calls as number) < 0 || (calls as number) > 1e9) {
+        throw new PrincipalsFileError(`${at}.budget.calls must be a whole number from 0 to 1000000000`);
+      }
+      if (!Number.isInteger(windowSeconds) || (windowSeconds as number) < 1 || (windowSeconds as number) > 31_536_000) {
+        throw new PrincipalsFileError(`${at}.budget.windowSeconds must be a whole number of seconds from 1 to 31536000`);
+      }
+      budget = { calls: calls as number, windowSeconds: windowSeconds as number };
+    }
+    return { id, tenant, roles: principalRoles, tokenSha256: digest, ...(budget ? { budget } : {}) };
+  });
+
+  return { data: { principals, roles, tenants }, warnings };
+}
+
+/** The development directory used when no principals file is configured (loopback only). */
+export function demoDirectoryData(): DirectoryData {
+  return {
+    principals: [{ id: 'demo', tenant: 'default', roles: ['worker', 'operator', 'approver'], tokenSha256: sha256('demo') }],
+    roles: { worker: ['*'] },
+    tenants: { default: { tools: ['*'], selfApproval: true, grants: [] } },
+  };
+}

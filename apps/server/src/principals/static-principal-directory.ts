@@ -1,0 +1,59 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Principal, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
+
+/** A configured principal with the SHA-256 of its token (the token itself is never kept). */
+export interface PrincipalEntry extends PrincipalRecord {
+  readonly tokenSha256: Buffer;
+}
+
+export interface DirectoryData {
+  readonly principals: readonly PrincipalEntry[];
+  readonly roles: Readonly<Record<string, readonly string[]>>;
+  readonly tenants: Readonly<Record<string, TenantPolicy>>;
+}
+
+export const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * The principals file as a `PrincipalDirectory`. Authentication hashes the presented token and
+ * compares it with every principal's digest in constant time, without stopping at a match, so
+ * response time says nothing about which or how many tokens exist.
+ */
+export class StaticPrincipalDirectory implements PrincipalDirectory {
+  constructor(private readonly data: DirectoryData) {}
+
+  authenticate(bearerToken: string): Principal | undefined {
+    if (bearerToken.length === 0 || bearerToken.length > 4096) return undefined;
+    const presented = sha256(bearerToken);
+    let found: PrincipalEntry | undefined;
+    for (const entry of this.data.principals) {
+      if (timingSafeEqual(presented, entry.tokenSha256) && !found) found = entry;
+    }
+    return found ? { id: found.id, tenant: found.tenant, roles: found.roles } : undefined;
+  }
+
+  get(tenant: string, id: string): PrincipalRecord | undefined {
+    const entry = this.data.principals.find((p) => p.tenant === tenant && p.id === id);
+    return entry ? strip(entry) : undefined;
+  }
+
+  principals(tenant: string): readonly PrincipalRecord[] {
+    return this.data.principals.filter((p) => p.tenant === tenant).map(strip);
+  }
+
+  roleTools(role: string): readonly string[] | undefined {
+    return Object.hasOwn(this.data.roles, role) ? this.data.roles[role] : undefined;
+  }
+
+  tenant(tenant: string): TenantPolicy | undefined {
+    return Object.hasOwn(this.data.tenants, tenant) ? this.data.tenants[tenant] : undefined;
+  }
+
+  tenants(): readonly string[] {
+    return Object.keys(this.data.tenants);
+  }
+}
+
+function strip(entry: PrincipalEntry): PrincipalRecord {
+  return { id: entry.id, tenant: entry.tenant, roles: entry.roles, ...(entry.budget ? { budget: entry.budget } : {}) };
+}

@@ -1,3 +1,0 @@
-import { toolgateProject } from '../../vitest.shared.ts';
-
-export default toolgateProject('bench');
