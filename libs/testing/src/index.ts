@@ -1,1 +1,6 @@
 export { startPostgres, createTestDatabase, type PostgresServer, type TestDatabase } from './postgres/postgres-fixture.js';
+export { testApprovalStore } from './stores/approval-store.contract.js';
+export { testBudgetStore } from './stores/budget-store.contract.js';
+export { testSettingsStore } from './stores/settings-store.contract.js';
+export type { StoreFactory, StoreUnderTest } from './stores/store-under-test.js';
+export { testMessageBus, type BusUnderTest } from './message-bus/message-bus.contract.js';

@@ -1,5 +1,5 @@
 import type { BudgetPolicy, BudgetStore } from '@toolgate/contracts';
-import { requireInteger } from './text-rules.js';
+import { requireInteger, requireText } from './text-rules.js';
 
 /**
  * Fixed-window call budgets in a map. Each principal keeps at most its current and previous
@@ -37,6 +37,8 @@ export class MemoryBudgetStore implements BudgetStore {
 }
 
 function key(tenant: string, principal: string): string {
+  requireText('tenant', tenant);
+  requireText('principal', principal);
   return `${tenant}\u0000${principal}`;
 }
 
