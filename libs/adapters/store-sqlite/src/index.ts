@@ -1,1 +1,6 @@
-export {};
+export { openSqliteDatabase, SqliteOpenError } from './sqlite-database.js';
+export { migrateSqlite, sqliteSchemaVersion, SqliteSchemaTooNewError, type SqliteMigration } from './sqlite-migrations.js';
+export { SqliteApprovalStore } from './sqlite-approval-store.js';
+export { SqliteBudgetStore } from './sqlite-budget-store.js';
+export { SqliteSettingsStore } from './sqlite-settings-store.js';
+export { openSqliteStores, type SqliteStores } from './sqlite-stores.js';

@@ -1,0 +1,89 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+
+/** How long a statement waits for another connection's write lock before failing. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * The state database could not be opened. Meant for the operator at start-up, so it names the
+ * configured path; it is never shown to an agent.
+ */
+export class SqliteOpenError extends Error {
+  override readonly name = 'SqliteOpenError';
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cannot open the state database '${path}': ${problem}`, options);
+  }
+}
+
+/**
+ * Opens (creating if needed) the SQLite file that holds approvals, budgets and settings, and
+ * checks it before anything relies on it: a file that is not a SQLite database, or fails
+ * SQLite's quick integrity check, is refused with a {@link SqliteOpenError} naming the problem.
+ *
+ * Settings: WAL (readers never block the writer), `synchronous = FULL` (a committed consume or
+ * charge survives power loss, see ADR 0008), `busy_timeout` (a second process waits for the write
+ * lock instead of failing at once), `foreign_keys = ON`. `:memory:` opens a private in-memory
+ * database for tests.
+ */
+export function openSqliteDatabase(path: string): Database.Database {
+  const inMemory = path === ':memory:';
+  if (!inMemory) {
+    try {
+      mkdirSync(dirname(resolve(path)), { recursive: true });
+    } catch (error) {
+      throw new SqliteOpenError(path, `its directory cannot be created (${codeOf(error) ?? 'unknown error'})`, { cause: error });
+    }
+  }
+  let db: Database.Database;
+  try {
+    db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  } catch (error) {
+    throw new SqliteOpenError(path, explain(error), { cause: error });
+  }
+  try {
+    // SQLite reads the file header lazily: this is where a foreign or damaged file is noticed.
+    const check = db.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw new SqliteOpenError(path, `the database failed its integrity check (${String(check)})`);
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (!inMemory && mode !== 'wal') throw new SqliteOpenError(path, `the database cannot use write-ahead logging (journal mode '${String(mode)}')`);
+    db.pragma('synchronous = FULL');
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma('foreign_keys = ON');
+  } catch (error) {
+    db.close();
+    if (error instanceof SqliteOpenError) throw error;
+    throw new SqliteOpenError(path, explain(error), { cause: error });
+  }
+  return db;
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The operator's next step, from SQLite's result code rather than its terse message. */
+function explain(error: unknown): string {
+  switch (codeOf(error)) {
+    case 'SQLITE_NOTADB':
+      return 'the file is not a SQLite database (or its header is damaged); move it aside or point the data directory elsewhere';
+    case 'SQLITE_CORRUPT':
+      return 'the database is corrupt; restore it from a backup or move it aside';
+    case 'SQLITE_CANTOPEN':
+      return 'the file cannot be opened; check that the path names a file (not a directory) and that its directory is writable';
+    case 'SQLITE_READONLY':
+      return 'the database is read-only; the server needs write access to the file and its directory';
+    case 'SQLITE_BUSY':
+    case 'SQLITE_LOCKED':
+      return 'another process keeps the database locked';
+    case 'SQLITE_IOERR':
+      return 'the disk reported an I/O error';
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
+}
