@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { MCP_CONFIG_LIMITS, McpConfigError, parseMcpServersFile } from './mcp-servers-config.js';
+
+const SECRET = 'sk-live-do-not-print-9f8e7d';
+const server = (over: Record<string, unknown> = {}) => ({ name: 'files', command: 'node', args: ['server.js'], tier: 'subprocess', ...over });
+const file = (...servers: unknown[]) => JSON.stringify({ servers });
+
+function fault(text: string): string {
+  try {
+    parseMcpServersFile(text);
+  } catch (error) {
+    expect(error).toBeInstanceOf(McpConfigError);
+    const message = (error as Error).message;
+    expect(message).not.toContain(SECRET);
+    return message;
+  }
+  throw new Error('expected the file to be refused');
+}
+
+describe('parseMcpServersFile', () => {
+  it('accepts the documented shape and fills the optional parts', () => {
+    const config = parseMcpServersFile(
+      file(
+        server({ env: { API_KEY: SECRET } }),
+        server({ name: 'web-2', args: undefined, tier: 'bwrap', risk: 'low', timeoutMs: 5000, permissions: [{ type: 'network', scope: 'api.example.com' }] }),
+      ),
+    );
+    expect(config).toEqual({
+      servers: [
+        { name: 'files', command: 'node', args: ['server.js'], env: { API_KEY: SECRET }, tier: 'subprocess' },
+        {
+          name: 'web-2',
+          command: 'node',
+          args: [],
+          env: {},
+          tier: 'bwrap',
+          risk: 'low',
+          timeoutMs: 5000,
+          permissions: [{ type: 'network', scope: 'api.example.com' }],
+        },
+      ],
+    });
+    expect(parseMcpServersFile('{"servers":[]}')).toEqual({ servers: [] });
+  });
+
+  it('refuses text that is not JSON, saying where without quoting the text', () => {
+    expect(fault(`{"servers":[{"name":"files","env":{"K":"${SECRET}" x}}]}`)).toMatch(
+      /^MCP servers file is not valid JSON: Expected ',' or '}' after property value \(line 1, column \d+\)$/,
+    );
+    expect(fault(`{"servers":\n [ "${SECRET}`)).toMatch(/^MCP servers file is not valid JSON: Unterminated string \(line 2, column \d+\)$/);
+    expect(fault(SECRET)).toBe('MCP servers file is not valid JSON');
+    expect(fault('')).toBe('MCP servers file is not valid JSON');
+  });
+
+  it('refuses a huge file before parsing it', () => {
+    const huge = JSON.stringify({ servers: [server({ args: ['x'.repeat(MCP_CONFIG_LIMITS.fileBytes)] })] });
+    expect(fault(huge)).toMatch(/^MCP servers file is \d+ bytes; the limit is 1048576$/);
+  });
+
+  it('refuses a wrong top level', () => {
+    expect(fault('[]')).toBe('MCP servers file: the top level must be an object {"servers": [...]}');
+    expect(fault('{"servers":{}}')).toBe('MCP servers file: "servers" must be an array');
+    expect(fault('{"servers":[],"extra":1}')).toBe('MCP servers file: top level: unknown key "extra"; allowed keys are "servers"');
+    expect(fault(JSON.stringify({ servers: Array.from({ length: 65 }, (_, i) => server({ name: `s${i}` })) }))).toBe(
+      'MCP servers file: 65 servers; the limit is 64',
+    );
+  });
+
+  it('names the server by index and name in every fault', () => {
+    expect(fault(file(server(), 'files'))).toBe('MCP servers file: servers[1]: must be an object');
+    expect(fault(file(server({ name: undefined })))).toBe('MCP servers file: servers[0]: "name" is required and must be a string');
+    expect(fault(file(server({ name: 'Files!' })))).toBe(
+      'MCP servers file: servers[0]: name "Files!" must match ^[a-z][a-z0-9_-]{0,31}$ (lowercase, starts with a letter, at most 32 characters)',
+    );
+    expect(fault(file(server({ name: 'a'.repeat(33) })))).toContain('must match');
+    expect(fault(file(server({ cmd: 'node' })))).toBe(
+      'MCP servers file: servers[0] ("files"): unknown key "cmd"; allowed keys are "name", "command", "args", "env", "tier", "risk", "timeoutMs", "permissions"',
+    );
+    expect(fault('{"servers":[{"name":"files","command":"node","tier":"subprocess","__proto__":{"polluted":true}}]}')).toContain(
+      'unknown key "__proto__"',
+    );
+  });
+
+  it('refuses duplicate names, and names that register the same tools', () => {
+    expect(fault(file(server(), server({ name: 'web' }), server()))).toBe(
+      'MCP servers file: servers[2] ("files"): duplicate name; servers[0] already uses it',
+    );
+    expect(fault(file(server({ name: 'my-files' }), server({ name: 'my_files' })))).toBe(
+      'MCP servers file: servers[1] ("my_files"): name clashes with servers[0] ("my-files"): both register tools as "my_files__…"',
+    );
+  });
+
+  it('refuses a command that is not a usable string, without quoting it', () => {
+    expect(fault(file(server({ command: ['node'] })))).toBe('MCP servers file: servers[0] ("files"): "command" is required and must be a string');
+    expect(fault(file(server({ command: undefined })))).toContain('"command" is required');
+    expect(fault(file(server({ command: ' ' })))).toContain('"command" must be a non-empty string');
+    expect(fault(file(server({ command: `node\u0000${SECRET}` })))).toContain('without NUL');
+  });
+
+  it('refuses args that are not an array of strings, without quoting them', () => {
+    expect(fault(file(server({ args: 'server.js' })))).toBe('MCP servers file: servers[0] ("files"): "args" must be an array of strings');
+    expect(fault(file(server({ args: ['--token', SECRET, 7] })))).toBe('MCP servers file: servers[0] ("files"): args[2] must be a string, not a number');
+    expect(fault(file(server({ args: [null] })))).toContain('args[0] must be a string, not null');
+    expect(fault(file(server({ args: Array(257).fill('a') })))).toContain('"args" has 257 items; the limit is 256');
+  });
+
+  it('refuses env that is not an object of strings and never prints a value', () => {
+    expect(fault(file(server({ env: [SECRET] })))).toBe('MCP servers file: servers[0] ("files"): "env" must be an object of string values');
+    expect(fault(file(server({ env: { API_KEY: SECRET, PORT: 8080 } })))).toBe(
+      'MCP servers file: servers[0] ("files"): env.PORT must be a string, not a number',
+    );
+    expect(fault(file(server({ env: { API_KEY: { value: SECRET } } })))).toContain('env.API_KEY must be a string, not an object');
+    expect(fault(file(server({ env: { 'BAD-NAME': SECRET } })))).toContain('env name "BAD-NAME" must match');
+    expect(fault(file(server({ env: { TOKEN: `${SECRET}\u0000` } })))).toBe(
+      `MCP servers file: servers[0] ("files"): env.TOKEN must be at most 32768 characters without NUL (value not shown)`,
+    );
+    expect(fault(file(server({ env: { TOKEN: SECRET }, tier: 'docker' })))).toContain('tier "docker" is not one of');
+  });
+
+  it('refuses a missing or unknown tier', () => {
+    expect(fault(file(server({ tier: undefined })))).toBe(
+      'MCP servers file: servers[0] ("files"): "tier" is required: one of "subprocess", "bwrap"',
+    );
+    expect(fault(file(server({ tier: 'inprocess' })))).toBe(
+      'MCP servers file: servers[0] ("files"): tier "inprocess" is not one of "subprocess", "bwrap"',
+    );
+    expect(fault(file(server({ tier: 2 })))).toContain('tier a number is not one of');
+  });
+
+  it('refuses an unknown risk, a bad timeout and malformed permissions', () => {
+    expect(fault(file(server({ risk: 'none' })))).toBe(
+      'MCP servers file: servers[0] ("files"): risk "none" is not one of "low", "medium", "high", "critical"',
+    );
+    for (const timeoutMs of [0, 50, 1.5, '1000', 10 * 60_000 + 1]) {
+      expect(fault(file(server({ timeoutMs })))).toBe(
+        'MCP servers file: servers[0] ("files"): "timeoutMs" must be an integer from 100 to 600000',
+      );
+    }
+    expect(fault(file(server({ permissions: { type: 'exec' } })))).toContain('"permissions" must be an array');
+    expect(fault(file(server({ permissions: [{ type: 'root', scope: '*' }] })))).toBe(
+      'MCP servers file: servers[0] ("files"): permissions[0]: type "root" is not one of "filesystem", "network", "exec", "env", "messaging", "memory"',
+    );
+    expect(fault(file(server({ permissions: [{ type: 'exec', scope: '' }] })))).toContain('permissions[0]: "scope" must be a non-empty string');
+    expect(fault(file(server({ permissions: [{ type: 'exec', scope: 'x', why: 'y' }] })))).toContain(
+      'permissions[0]: unknown key "why"',
+    );
+  });
+});

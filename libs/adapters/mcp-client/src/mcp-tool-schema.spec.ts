@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import {
+  MCP_CALL_RESULT_SCHEMA,
+  SchemaRejected,
+  closeInputSchema,
+  errorText,
+  registryName,
+  sanitiseMessage,
+  sanitiseToolName,
+  toToolOutput,
+} from './mcp-tool-schema.js';
+import { Ajv } from 'ajv';
+
+describe('sanitiseToolName', () => {
+  it('maps MCP names to lowercase snake_case', () => {
+    expect(sanitiseToolName('echo')).toBe('echo');
+    expect(sanitiseToolName('readFile')).toBe('read_file');
+    expect(sanitiseToolName('HTTPGet2')).toBe('httpget2');
+    expect(sanitiseToolName('files/list.all-v2')).toBe('files_list_all_v2');
+  });
+
+  it('refuses names with nothing usable left or too long', () => {
+    expect(sanitiseToolName('...')).toBeUndefined();
+    expect(sanitiseToolName('')).toBeUndefined();
+    expect(sanitiseToolName('a'.repeat(65))).toBeUndefined();
+    expect(sanitiseToolName('a'.repeat(64))).toBe('a'.repeat(64));
+  });
+
+  it('builds registry names the API accepts', () => {
+    expect(registryName('my-files', 'read_file')).toBe('my_files__read_file');
+    expect(registryName('my-files', 'read_file')).toMatch(/^[a-z][a-z0-9_]*$/);
+  });
+});
+
+describe('closeInputSchema', () => {
+  it('adds type, properties and a closed top level to a bare schema', () => {
+    expect(closeInputSchema({})).toEqual({ type: 'object', properties: {}, additionalProperties: false });
+  });
+
+  it('overrides an open top level but leaves nested objects as declared', () => {
+    const schema = closeInputSchema({
+      type: 'object',
+      properties: { headers: { type: 'object', additionalProperties: { type: 'string' } } },
+      additionalProperties: true,
+    });
+    expect(schema['additionalProperties']).toBe(false);
+    expect(schema['properties']).toEqual({ headers: { type: 'object', additionalProperties: { type: 'string' } } });
+  });
+
+  it('copies the schema, so the server object is not shared or changed', () => {
+    const raw = { type: 'object', properties: { a: { type: 'string' } } };
+    const schema = closeInputSchema(raw);
+    expect(raw).toEqual({ type: 'object', properties: { a: { type: 'string' } } });
+    expect(schema['properties']).not.toBe(raw.properties);
+  });
+
+  it('keeps local references working after dropping ids', () => {
+    const schema = closeInputSchema({
+      $id: 'urn:x',
+      type: 'object',
+      properties: { p: { $ref: '#/$defs/point' } },
+      $defs: { point: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'] } },
+    });
+    const validate = new Ajv().compile(schema);
+    expect(validate({ p: { x: 1 } })).toBe(true);
+    expect(validate({ p: {} })).toBe(false);
+  });
+
+  it('keeps a property literally named __proto__ as a property', () => {
+    const raw = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}}}');
+    const schema = closeInputSchema(raw);
+    expect(Object.keys(schema['properties'] as object)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(schema['properties'])).toBe(Object.prototype);
+  });
+
+  it('rejects what it cannot turn into a safe manifest schema', () => {
+    expect(() => closeInputSchema(null)).toThrow(SchemaRejected);
+    expect(() => closeInputSchema([])).toThrow('the input schema is not an object');
+    expect(() => closeInputSchema({ type: 'string' })).toThrow('the input schema is not of type "object"');
+    expect(() => closeInputSchema({ type: 'object', properties: { a: { $ref: 'https://example.invalid/s.json' } } })).toThrow(
+      /does not compile/,
+    );
+    expect(() => closeInputSchema({ type: 'object', description: 'x'.repeat(70_000) })).toThrow('larger than 65536 bytes');
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 40; i++) deep = { type: 'object', properties: { a: deep } };
+    expect(() => closeInputSchema(deep)).toThrow('nests deeper than 32');
+  });
+});
+
+describe('toToolOutput and errorText', () => {
+  const validate = new Ajv().compile(MCP_CALL_RESULT_SCHEMA);
+
+  it('keeps text, summarises the rest, keeps structured content, and fits the output schema', () => {
+    const out = toToolOutput({
+      content: [
+        { type: 'text', text: 'one' },
+        { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+        { type: 'resource', resource: { uri: 'mem://a', mimeType: 'text/plain', text: 'abc' } },
+        { type: 'weird' },
+      ],
+      structuredContent: { n: 1 },
+    });
+    expect(out).toEqual({
+      content: [
+        { type: 'text', text: 'one' },
+        { type: 'audio', summary: 'audio (audio/wav, 3 bytes) not passed on' },
+        { type: 'resource', summary: 'embedded resource mem://a (text/plain, 3 characters of text) not passed on' },
+        { type: 'weird', summary: 'content of type weird not passed on' },
+      ],
+      structuredContent: { n: 1 },
+    });
+    expect(validate(out)).toBe(true);
+  });
+
+  it('caps the number of content items', () => {
+    const out = toToolOutput({ content: Array.from({ length: 150 }, () => ({ type: 'text', text: 'x' })) });
+    const content = out['content'] as unknown[];
+    expect(content).toHaveLength(101);
+    expect(content[100]).toEqual({ type: 'notice', summary: '50 more content items were left out' });
+    expect(validate(out)).toBe(true);
+  });
+
+  it('flattens and cuts error text', () => {
+    expect(errorText({ content: [{ type: 'text', text: 'bad\n\tinput' }, { type: 'text', text: 'again' }] })).toBe('bad input again');
+    expect(errorText({ content: [] })).toBe('the tool reported an error without text');
+    expect(errorText({ content: [{ type: 'text', text: 'y'.repeat(5000) }] })).toHaveLength(1000);
+    expect(sanitiseMessage('a\u001b[31mred\u2028b', 100)).toBe('a [31mred b');
+  });
+});

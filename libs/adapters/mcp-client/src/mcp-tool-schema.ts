@@ -1,0 +1,190 @@
+import { Ajv } from 'ajv';
+import type { JsonObject, JsonSchema, JsonValue } from '@toolgate/contracts';
+
+/** Bounds on what a server may declare about one tool. */
+export const MCP_TOOL_LIMITS = {
+  /** Characters of the sanitised tool part of `<server>__<tool>`. */
+  toolNameChars: 64,
+  descriptionChars: 1000,
+  schemaBytes: 64 * 1024,
+  schemaDepth: 32,
+  /** Characters of an `isError` text passed on as a ToolError message. */
+  errorChars: 1000,
+  /** Content items passed on from one result. */
+  contentItems: 100,
+} as const;
+
+/**
+ * Maps an MCP tool name (letters, digits, `_ - . /`, any case) to the `[a-z0-9_]` part of a
+ * registry name: camelCase becomes snake_case, anything else becomes `_`. Returns undefined when
+ * nothing usable is left or the result is longer than the limit.
+ */
+export function sanitiseToolName(name: string): string | undefined {
+  const snake = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_');
+  if (!/[a-z0-9]/.test(snake) || snake.length > MCP_TOOL_LIMITS.toolNameChars) return undefined;
+  return snake;
+}
+
+/** The registry name of a server's tool: `<server>__<tool>`, with the server's `-` as `_`. */
+export function registryName(server: string, sanitisedTool: string): string {
+  return `${server.replace(/-/g, '_')}__${sanitisedTool}`;
+}
+
+/** Why a server's input schema was not accepted. */
+export class SchemaRejected extends Error {
+  override readonly name = 'SchemaRejected';
+}
+
+// A compiler used only to prove a schema compiles; the gateway compiles its own copy to validate.
+// Formats are the gateway's business, so they are neither checked nor warned about here.
+const probe = new Ajv({ strict: false, validateSchema: true, validateFormats: false, logger: false });
+
+/**
+ * Turns a server's `inputSchema` into a manifest input schema: a deep copy without `$schema` and
+ * `$id` keywords (a foreign meta-schema or a global id shared by two tools would break the
+ * gateway's compiler), `type: "object"`, and closed at the top level (`additionalProperties:
+ * false`, whatever the server said: the design admits no open manifest). Nested objects keep the
+ * server's own rules. Rejects schemas that are too large or deep, or that do not compile.
+ */
+export function closeInputSchema(raw: unknown): JsonSchema {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new SchemaRejected('the input schema is not an object');
+  let text: string;
+  try {
+    text = JSON.stringify(raw);
+  } catch {
+    throw new SchemaRejected('the input schema is not plain JSON');
+  }
+  if (Buffer.byteLength(text, 'utf8') > MCP_TOOL_LIMITS.schemaBytes) {
+    throw new SchemaRejected(`the input schema is larger than ${MCP_TOOL_LIMITS.schemaBytes} bytes`);
+  }
+  const copy = stripIds(JSON.parse(text) as JsonValue, 0) as JsonObject;
+  if (copy['type'] !== undefined && copy['type'] !== 'object') throw new SchemaRejected('the input schema is not of type "object"');
+  const closed: JsonSchema = { ...copy, type: 'object', additionalProperties: false };
+  if (closed['properties'] === undefined) closed['properties'] = {};
+  try {
+    probe.compile(closed);
+  } catch (error) {
+    throw new SchemaRejected(`the input schema does not compile: ${error instanceof Error ? error.message.slice(0, 300) : 'unknown error'}`);
+  } finally {
+    // Keep the probe from growing with every schema it has seen.
+    probe.removeSchema(closed);
+  }
+  return closed;
+}
+
+function stripIds(value: JsonValue, depth: number): JsonValue {
+  if (depth > MCP_TOOL_LIMITS.schemaDepth) throw new SchemaRejected(`the input schema nests deeper than ${MCP_TOOL_LIMITS.schemaDepth}`);
+  if (Array.isArray(value)) return value.map((item) => stripIds(item, depth + 1));
+  if (value === null || typeof value !== 'object') return value;
+  const out: JsonObject = {};
+  for (const [key, child] of Object.entries(value)) {
+    if (key === '$schema' || key === '$id') continue;
+    // defineProperty, so a `__proto__` property name stays a property name.
+    Object.defineProperty(out, key, { value: stripIds(child, depth + 1), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/**
+ * The output schema of every MCP tool: what `toToolOutput` produces from a `CallToolResult`.
+ * Text items carry their text; other items only a one-line summary.
+ */
+export const MCP_CALL_RESULT_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    content: {
+      type: 'array',
+      maxItems: MCP_TOOL_LIMITS.contentItems + 1,
+      items: {
+        type: 'object',
+        properties: {
+          type: { type: 'string' },
+          text: { type: 'string' },
+          summary: { type: 'string' },
+        },
+        required: ['type'],
+        additionalProperties: false,
+      },
+    },
+    structuredContent: { type: 'object' },
+  },
+  required: ['content'],
+  additionalProperties: false,
+};
+
+/** One content item of an MCP result, as the SDK hands it over (only the fields read here). */
+interface ContentItem {
+  readonly type: string;
+  readonly text?: unknown;
+  readonly mimeType?: unknown;
+  readonly data?: unknown;
+  readonly uri?: unknown;
+  readonly name?: unknown;
+  readonly resource?: { readonly uri?: unknown; readonly mimeType?: unknown; readonly text?: unknown; readonly blob?: unknown };
+}
+
+/**
+ * The tool output of a successful call: text items kept as they are, other items (images, audio,
+ * resources, links) summarised in a line, since binary payloads have no place in an agent's
+ * context and the gateway's size limit would refuse them anyway. `structuredContent` is kept.
+ */
+export function toToolOutput(result: Readonly<Record<string, unknown>>): JsonObject {
+  const items = Array.isArray(result['content']) ? (result['content'] as ContentItem[]) : [];
+  const content = items.slice(0, MCP_TOOL_LIMITS.contentItems).map((item): JsonObject => {
+    if (item.type === 'text' && typeof item.text === 'string') return { type: 'text', text: item.text };
+    return { type: String(item.type).slice(0, 40), summary: summarise(item) };
+  });
+  if (items.length > MCP_TOOL_LIMITS.contentItems) {
+    content.push({ type: 'notice', summary: `${items.length - MCP_TOOL_LIMITS.contentItems} more content items were left out` });
+  }
+  const output: JsonObject = { content };
+  const structured = result['structuredContent'];
+  if (typeof structured === 'object' && structured !== null && !Array.isArray(structured)) {
+    output['structuredContent'] = JSON.parse(JSON.stringify(structured)) as JsonObject;
+  }
+  return output;
+}
+
+function summarise(item: ContentItem): string {
+  const short = (v: unknown) => (typeof v === 'string' ? v.slice(0, 200) : 'unknown');
+  switch (item.type) {
+    case 'image':
+    case 'audio':
+      return `${item.type} (${short(item.mimeType)}, ${base64Bytes(item.data)} bytes) not passed on`;
+    case 'resource': {
+      const r = item.resource ?? {};
+      const size = typeof r.text === 'string' ? `${r.text.length} characters of text` : `${base64Bytes(r.blob)} bytes`;
+      return `embedded resource ${short(r.uri)} (${short(r.mimeType)}, ${size}) not passed on`;
+    }
+    case 'resource_link':
+      return `link to resource ${short(item.name)} at ${short(item.uri)}`;
+    default:
+      return `content of type ${short(item.type)} not passed on`;
+  }
+}
+
+function base64Bytes(data: unknown): number {
+  if (typeof data !== 'string') return 0;
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}
+
+/** The text of an `isError` result, fit for a ToolError message: no control characters, cut short. */
+export function errorText(result: Readonly<Record<string, unknown>>): string {
+  const items = Array.isArray(result['content']) ? (result['content'] as ContentItem[]) : [];
+  const text = items
+    .filter((item) => item.type === 'text' && typeof item.text === 'string')
+    .map((item) => item.text as string)
+    .join(' ');
+  return sanitiseMessage(text, MCP_TOOL_LIMITS.errorChars) || 'the tool reported an error without text';
+}
+
+/** One line of at most `max` characters with control characters replaced by spaces. */
+export function sanitiseMessage(text: string, max: number): string {
+  // eslint-disable-next-line no-control-regex
+  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

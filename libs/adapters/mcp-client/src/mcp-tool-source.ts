@@ -1,0 +1,420 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ToolAbortedError,
+  ToolError,
+  type Clock,
+  type JsonObject,
+  type JsonValue,
+  type Permission,
+  type ProcessRunner,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolManifest,
+  type ToolSource,
+} from '@toolgate/contracts';
+import type { McpServerConfig } from './mcp-servers-config.js';
+import {
+  MCP_CALL_RESULT_SCHEMA,
+  MCP_TOOL_LIMITS,
+  SchemaRejected,
+  closeInputSchema,
+  errorText,
+  registryName,
+  sanitiseMessage,
+  sanitiseToolName,
+  toToolOutput,
+} from './mcp-tool-schema.js';
+import { DEFAULT_BACKOFF, RestartBackoff, type BackoffPolicy } from './restart-backoff.js';
+
+/** Deadline of one call when the server's config names none. */
+export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
+/** Bound of the start-up handshake and the tool listing. */
+export const DEFAULT_MCP_START_TIMEOUT_MS = 10_000;
+/** Stderr logged per server process before the rest is dropped. */
+export const DEFAULT_MCP_STDERR_LOG_BYTES = 16 * 1024;
+const MAX_TOOLS = 256;
+const MAX_LIST_PAGES = 20;
+const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' };
+
+export interface McpToolSourceOptions {
+  /** Host directory the server runs in (its working directory, and its only writable place at tier 2). */
+  readonly workspaceRoot: string;
+  /** Operator log: start, crash, restart, skipped tools, and the server's stderr. Never shown to agents. */
+  readonly log: (message: string) => void;
+  readonly backoff?: Partial<BackoffPolicy>;
+  /** Measures how long the server stayed up, to reset the backoff after a stable run. */
+  readonly clock?: Clock;
+  readonly startTimeoutMs?: number;
+  readonly stderrLogBytes?: number;
+}
+
+/** Where the server is, for health reporting. */
+export interface McpServerStatus {
+  readonly state: 'up' | 'restarting' | 'stopped';
+  /** Number of the latest restart attempt (0 if the server never had to be restarted). */
+  readonly attempt: number;
+  readonly tools: number;
+}
+
+/** One live server process and what it offered when it came up. */
+interface Connection {
+  readonly client: Client;
+  readonly upSince: number;
+  /** Registry name → the server's own tool name. */
+  readonly names: ReadonlyMap<string, string>;
+  readonly definitions: readonly ToolDefinition[];
+  readonly pid: number | null;
+}
+
+const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * The tools of one MCP server, started over stdio inside a sandbox tier and registered as
+ * `<server>__<tool>` with `mcp:<server>` provenance. They are unverified code: risk `high` and
+ * an `exec` permission on `mcp:<server>` unless the operator's config says otherwise, closed
+ * input schemas, and every call passes the gateway's gates like a first-party tool's.
+ *
+ * A server that exits is started again with exponential backoff; meanwhile its tools stay
+ * registered and answer a ToolError saying so, and on restart the tool list is read again.
+ * `close()` stops the server for good.
+ */
+export class McpToolSource implements ToolSource {
+  readonly name: string;
+  private readonly timeoutMs: number;
+  private readonly startTimeoutMs: number;
+  private readonly stderrLogBytes: number;
+  private readonly clock: Clock;
+  private readonly backoff: RestartBackoff;
+  private live: Connection | undefined;
+  /** The tools last discovered; kept while the server is down so calls get a clear answer. */
+  private definitions: readonly ToolDefinition[] = [];
+  private closed = false;
+  private attempt = 0;
+  private restartTimer: ReturnType<typeof setTimeout> | undefined;
+  private restarting: Promise<void> | undefined;
+
+  private constructor(
+    private readonly config: McpServerConfig,
+    private readonly runner: ProcessRunner,
+    private readonly opts: McpToolSourceOptions,
+  ) {
+    this.name = config.name;
+    this.timeoutMs = config.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
+    this.startTimeoutMs = opts.startTimeoutMs ?? DEFAULT_MCP_START_TIMEOUT_MS;
+    this.stderrLogBytes = opts.stderrLogBytes ?? DEFAULT_MCP_STDERR_LOG_BYTES;
+    this.clock = opts.clock ?? systemClock;
+    this.backoff = new RestartBackoff({ ...DEFAULT_BACKOFF, ...opts.backoff }, this.clock);
+  }
+
+  /**
+   * Starts the server through `runner.prepare` (so it runs inside the configured tier), performs
+   * the MCP handshake and lists its tools. Rejects, leaving no process behind, if the server
+   * cannot be started, does not answer within the start timeout, or exits during start-up.
+   */
+  static async start(config: McpServerConfig, runner: ProcessRunner, opts: McpToolSourceOptions): Promise<McpToolSource> {
+    const source = new McpToolSource(config, runner, opts);
+    try {
+      source.adopt(await source.connect());
+    } catch (error) {
+      throw new Error(`MCP server '${config.name}' failed to start: ${describe(error)}`);
+    }
+    return source;
+  }
+
+  /** The server's tools as last discovered (re-read by the registry on every lookup). */
+  tools(): readonly ToolDefinition[] {
+    return this.closed ? [] : this.definitions;
+  }
+
+  status(): McpServerStatus {
+    if (this.closed) return { state: 'stopped', attempt: this.attempt, tools: 0 };
+    return { state: this.live ? 'up' : 'restarting', attempt: this.attempt, tools: this.definitions.length };
+  }
+
+  /** Stops the server and any pending restart, for good. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    const live = this.live;
+    this.live = undefined;
+    if (live) await live.client.close().catch(() => undefined);
+    // A restart already spawning a process sees `closed` and stops that process itself.
+    await this.restarting;
+    this.opts.log(`MCP server '${this.name}' stopped`);
+  }
+
+  private adopt(connection: Connection): void {
+    this.live = connection;
+    this.definitions = connection.definitions;
+    const names = connection.definitions.map((d) => d.manifest.name).join(', ') || 'none';
+    this.opts.log(`MCP server '${this.name}' is up (pid ${connection.pid ?? '?'}), tools: ${names}`);
+    // Had the process died between its last answer and now, `onExit` would have ignored it.
+    if (connection.client.transport === undefined) this.onExit(connection);
+  }
+
+  /** Spawns one server process inside the tier and reads its tools. */
+  private async connect(): Promise<Connection> {
+    const prepared = this.runner.prepare(
+      { command: this.config.command, args: this.config.args, env: this.config.env },
+      this.opts.workspaceRoot,
+    );
+    const transport = new StdioClientTransport({
+      command: prepared.command,
+      args: [...prepared.args],
+      env: { ...prepared.env },
+      cwd: prepared.cwd,
+      // Piped, so the server's diagnostics reach the operator log and never an agent.
+      stderr: 'pipe',
+    });
+    this.captureStderr(transport);
+    // No client capabilities: the server cannot ask the gateway for sampling, roots or elicitation.
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    let connection: Connection | undefined;
+    let exited = false;
+    client.onclose = () => {
+      exited = true;
+      if (connection) this.onExit(connection);
+    };
+    client.onerror = (error) => this.opts.log(`MCP server '${this.name}': ${sanitiseMessage(String(error?.message ?? error), 300)}`);
+    try {
+      await client.connect(transport, { timeout: this.startTimeoutMs });
+      const listed = await this.listAll(client);
+      if (exited) throw new Error('the process exited during start-up');
+      const { definitions, names } = this.discover(listed, client.getServerVersion()?.version);
+      connection = { client, upSince: this.clock.now(), names, definitions, pid: transport.pid };
+      return connection;
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async listAll(client: Client): Promise<ListedTool[]> {
+    if (!client.getServerCapabilities()?.tools) {
+      this.opts.log(`MCP server '${this.name}' does not offer tools`);
+      return [];
+    }
+    const listed: ListedTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const result = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.startTimeoutMs });
+      listed.push(...result.tools);
+      cursor = result.nextCursor;
+      if (cursor === undefined || listed.length >= MAX_TOOLS) break;
+    }
+    if (listed.length > MAX_TOOLS || cursor !== undefined) {
+      this.opts.log(`MCP server '${this.name}' lists more than ${Math.min(listed.length, MAX_TOOLS)} tools; the rest are ignored`);
+    }
+    return listed.slice(0, MAX_TOOLS);
+  }
+
+  /** Turns the server's list into definitions, leaving out (and logging) what cannot be registered safely. */
+  private discover(listed: readonly ListedTool[], reportedVersion: unknown): { definitions: ToolDefinition[]; names: Map<string, string> } {
+    const version = pinVersion(reportedVersion);
+    const bySanitised = new Map<string, ListedTool[]>();
+    for (const tool of listed) {
+      const sanitised = sanitiseToolName(tool.name);
+      if (sanitised === undefined) {
+        this.opts.log(`MCP server '${this.name}': tool ${quote(tool.name)} has no usable name; it is not registered`);
+        continue;
+      }
+      bySanitised.set(sanitised, [...(bySanitised.get(sanitised) ?? []), tool]);
+    }
+    const definitions: ToolDefinition[] = [];
+    const names = new Map<string, string>();
+    for (const [sanitised, tools] of bySanitised) {
+      const name = registryName(this.name, sanitised);
+      if (tools.length > 1) {
+        // Neither wins: registering one would let the server decide which code a name runs.
+        this.opts.log(
+          `MCP server '${this.name}': tools ${tools.map((t) => quote(t.name)).join(' and ')} all map to '${name}'; none of them is registered`,
+        );
+        continue;
+      }
+      const tool = tools[0] as ListedTool;
+      let input;
+      try {
+        input = closeInputSchema(tool.inputSchema);
+      } catch (error) {
+        const why = error instanceof SchemaRejected ? error.message : 'the input schema is unusable';
+        this.opts.log(`MCP server '${this.name}': tool ${quote(tool.name)} is not registered: ${why}`);
+        continue;
+      }
+      const manifest: ToolManifest = {
+        name,
+        version,
+        description: describeTool(tool, this.name),
+        provenance: `mcp:${this.name}`,
+        risk: this.config.risk ?? 'high',
+        permissions: this.config.permissions ?? defaultPermissions(this.name),
+        input,
+        output: MCP_CALL_RESULT_SCHEMA,
+        tier: this.config.tier,
+        timeoutMs: this.timeoutMs,
+      };
+      names.set(name, tool.name);
+      definitions.push({ manifest, handler: { invoke: (args, ctx) => this.call(name, args, ctx) } });
+    }
+    return { definitions, names };
+  }
+
+  /** One tool call, always through the connection live at the time of the call. */
+  private async call(name: string, args: JsonObject, ctx: ToolContext): Promise<JsonValue> {
+    if (ctx.signal.aborted) throw new ToolAbortedError();
+    if (this.closed) throw new ToolError(`MCP server '${this.name}' has been stopped`, 'MCP_SERVER_STOPPED');
+    const live = this.live;
+    if (!live) {
+      throw new ToolError(`MCP server '${this.name}' is restarting (attempt ${this.attempt}); try again shortly`, 'MCP_SERVER_RESTARTING');
+    }
+    const remoteName = live.names.get(name);
+    if (remoteName === undefined) {
+      throw new ToolError(`MCP server '${this.name}' no longer offers '${name}' since its restart`, 'NOT_FOUND');
+    }
+    let result: Awaited<ReturnType<Client['callTool']>>;
+    try {
+      result = await live.client.callTool({ name: remoteName, arguments: args }, undefined, {
+        signal: ctx.signal,
+        timeout: this.timeoutMs,
+      });
+    } catch (error) {
+      throw this.callFailure(name, error, ctx.signal);
+    }
+    if (!Array.isArray(result['content'])) {
+      throw new ToolError(`MCP server '${this.name}' sent a result without content for '${name}'`, 'MCP_BAD_RESPONSE');
+    }
+    if (result.isError === true) throw new ToolError(`'${name}' failed: ${errorText(result)}`, 'MCP_TOOL_ERROR');
+    return toToolOutput(result);
+  }
+
+  private callFailure(name: string, error: unknown, signal: AbortSignal): ToolError {
+    if (signal.aborted) return new ToolAbortedError();
+    if (error instanceof McpError) {
+      if (error.code === ErrorCode.ConnectionClosed) {
+        return new ToolError(`MCP server '${this.name}' exited during the call; it is restarting, try again shortly`, 'MCP_SERVER_RESTARTING');
+      }
+      if (error.code === ErrorCode.RequestTimeout) {
+        return new ToolError(`'${name}' did not answer within ${this.timeoutMs} ms`, 'TIMEOUT');
+      }
+      // A JSON-RPC error from the server (unknown tool, invalid params): its text is meant for the caller.
+      return new ToolError(`MCP server '${this.name}' refused the call: ${sanitiseMessage(error.message, MCP_TOOL_LIMITS.errorChars)}`, 'MCP_PROTOCOL_ERROR');
+    }
+    // Anything else (a malformed answer, a local failure) may carry detail not meant for agents.
+    this.opts.log(`MCP server '${this.name}': call of '${name}' failed: ${describe(error)}`);
+    return new ToolError(`MCP server '${this.name}' sent an answer that could not be read`, 'MCP_BAD_RESPONSE');
+  }
+
+  private onExit(connection: Connection): void {
+    if (this.closed || this.live !== connection) return;
+    this.live = undefined;
+    this.backoff.crashed(connection.upSince);
+    this.opts.log(`MCP server '${this.name}' (pid ${connection.pid ?? '?'}) exited unexpectedly`);
+    this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    if (this.closed) return;
+    const { attempt, delayMs } = this.backoff.next();
+    this.attempt = attempt;
+    this.opts.log(`MCP server '${this.name}': restart attempt ${attempt} in ${delayMs} ms`);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      this.restarting = this.restart().finally(() => (this.restarting = undefined));
+    }, delayMs);
+    // A pending restart must not keep a gateway that is shutting down alive.
+    this.restartTimer.unref?.();
+  }
+
+  private async restart(): Promise<void> {
+    let connection: Connection;
+    try {
+      connection = await this.connect();
+    } catch (error) {
+      if (this.closed) return;
+      this.opts.log(`MCP server '${this.name}': restart attempt ${this.attempt} failed: ${describe(error)}`);
+      this.scheduleRestart();
+      return;
+    }
+    if (this.closed) {
+      await connection.client.close().catch(() => undefined);
+      return;
+    }
+    const before = this.definitions[0]?.manifest.version;
+    const after = connection.definitions[0]?.manifest.version;
+    if (before !== undefined && after !== undefined && before !== after) {
+      this.opts.log(`MCP server '${this.name}' came back as version ${after} (was ${before}); calls must name the new version`);
+    }
+    this.adopt(connection);
+  }
+
+  /** Logs the server's stderr line by line up to a byte budget, and drains the rest unread. */
+  private captureStderr(transport: StdioClientTransport): void {
+    const stream = transport.stderr;
+    if (!stream) return;
+    let budget = this.stderrLogBytes;
+    let pending = '';
+    const flush = (line: string) => {
+      const text = sanitiseMessage(line, 500);
+      if (text) this.opts.log(`MCP server '${this.name}' stderr: ${text}`);
+    };
+    stream.on('data', (chunk: Buffer | string) => {
+      if (budget <= 0) return;
+      const text = chunk.toString();
+      budget -= Buffer.byteLength(text);
+      pending += text;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      lines.forEach(flush);
+      if (pending.length > 500) {
+        flush(pending);
+        pending = '';
+      }
+      if (budget <= 0) {
+        flush(pending);
+        pending = '';
+        this.opts.log(`MCP server '${this.name}': more than ${this.stderrLogBytes} bytes of stderr; the rest is not logged`);
+      }
+    });
+    stream.on('end', () => {
+      if (pending) flush(pending);
+      pending = '';
+    });
+  }
+}
+
+/** A tool as `listTools` returns it (only the fields read here). */
+interface ListedTool {
+  readonly name: string;
+  readonly description?: string | undefined;
+  readonly inputSchema: unknown;
+}
+
+function defaultPermissions(server: string): readonly Permission[] {
+  return [{ type: 'exec', scope: `mcp:${server}` }];
+}
+
+/** The server's reported version if it is a plain version string, else `0.0.0`. */
+function pinVersion(reported: unknown): string {
+  return typeof reported === 'string' && /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/.test(reported) ? reported : '0.0.0';
+}
+
+function describeTool(tool: ListedTool, server: string): string {
+  // eslint-disable-next-line no-control-regex
+  const text = (tool.description ?? '').replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]+/g, ' ').trim();
+  if (!text) return `Tool '${tool.name}' of MCP server '${server}'.`;
+  return text.length > MCP_TOOL_LIMITS.descriptionChars ? `${text.slice(0, MCP_TOOL_LIMITS.descriptionChars - 1)}…` : text;
+}
+
+function quote(value: string): string {
+  return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+}
+
+/** An operator-readable reason for a failure (the operator log, never an agent). */
+function describe(error: unknown): string {
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return 'the process exited before it answered';
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return 'it did not answer in time';
+  return sanitiseMessage(error instanceof Error ? error.message : String(error), 300);
+}
