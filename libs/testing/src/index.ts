@@ -4,3 +4,5 @@ export { testBudgetStore } from './stores/budget-store.contract.js';
 export { testSettingsStore } from './stores/settings-store.contract.js';
 export type { StoreFactory, StoreUnderTest } from './stores/store-under-test.js';
 export { testMessageBus, type BusUnderTest } from './message-bus/message-bus.contract.js';
+export { testExecutor, livingProcesses, livingGroupMembers, untilEmpty, sleepMarker, type ExecutorSuiteOptions } from './executor/executor.contract.js';
+export { testSearchProvider, SearchErrorReasons, startReplayServer, LoopbackHttpClient, type SearchProviderSuiteOptions, type RecordedFailure, type ReplayServer, type ReplayedRequest, type RecordedResponse } from './search/index.js';

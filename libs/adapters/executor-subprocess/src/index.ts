@@ -1,1 +1,2 @@
-export {};
+export { SubprocessExecutor } from './subprocess-executor.js';
+export { SubprocessRunner, type SubprocessRunnerOptions } from './subprocess-runner.js';

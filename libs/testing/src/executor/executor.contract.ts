@@ -1,0 +1,396 @@
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  PathEscapeError,
+  ToolAbortedError,
+  ToolError,
+  type ExecutorTier,
+  type JsonValue,
+  type ProcessLimits,
+  type ProcessRunner,
+  type ToolContext,
+  type ToolExecutor,
+  type ToolHandler,
+} from '@toolgate/contracts';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { livingProcesses, sleepMarker, untilEmpty } from './processes.js';
+
+export { livingProcesses, livingGroupMembers, sleepMarker, untilEmpty } from './processes.js';
+
+/** How to build the executor under test. */
+export interface ExecutorSuiteOptions {
+  /** The tier the executor must report. */
+  readonly tier: ExecutorTier;
+  /** Called once for the suite; `check()` must resolve on this machine. */
+  readonly create: () => ToolExecutor | Promise<ToolExecutor>;
+}
+
+const SECRET_NAME = 'TOOLGATE_TEST_SECRET';
+const SECRET_VALUE = 'hunter2-must-never-reach-a-tool';
+/** Variables a sandbox may set itself; anything else equal to the server's value is a leak. */
+const SANDBOX_OWN = new Set(['PATH', 'HOME', 'LANG', 'PWD', 'OLDPWD', 'SHLVL', '_', 'HOSTNAME', 'USER', 'LOGNAME', 'TMPDIR', 'TERM', 'container']);
+
+/**
+ * The behaviour every `ToolExecutor` must show, tier 0 included. Process tiers also run the
+ * `ProcessRunner` part: scrubbed environment, confined working directory, stdin, output caps,
+ * floods, deadlines that leave no process behind, and `prepare` for long-lived processes.
+ * Isolation a tier adds on top (file system, network) is tested by that tier's own spec.
+ */
+export function testExecutor(options: ExecutorSuiteOptions): void {
+  let executor: ToolExecutor;
+  let base: string;
+  let workspace: string;
+  let markerText: string;
+
+  beforeAll(async () => {
+    process.env[SECRET_NAME] = SECRET_VALUE;
+    executor = await options.create();
+  });
+  afterAll(() => {
+    delete process.env[SECRET_NAME];
+  });
+  beforeEach(async () => {
+    base = await realpath(await mkdtemp(join(tmpdir(), 'toolgate-executor-')));
+    workspace = join(base, 'tenant-a');
+    markerText = `MARKER-${Math.random().toString(36).slice(2)}`;
+    await mkdir(join(workspace, 'sub'), { recursive: true });
+    await mkdir(join(base, 'outside'));
+    await writeFile(join(workspace, 'marker.txt'), markerText);
+    await writeFile(join(workspace, 'sub', 'here.txt'), 'in the subdirectory');
+    await writeFile(join(base, 'outside', 'secret.txt'), 'outside the workspace');
+    await symlink('../outside', join(workspace, 'escape'));
+  });
+  afterEach(async () => {
+    await rm(base, { recursive: true, force: true });
+  });
+
+  const context = (signal: AbortSignal = new AbortController().signal): ToolContext => ({
+    signal,
+    principal: { id: 'worker-1', tenant: 'tenant-a', roles: ['worker'] },
+    workspaceRoot: workspace,
+    callId: 'call-1',
+  });
+  const limits = (extra: Partial<ProcessLimits> = {}): ProcessLimits => ({
+    workspaceRoot: workspace,
+    timeoutMs: 10_000,
+    maxOutputBytes: 64 * 1024,
+    ...extra,
+  });
+  const runner = (): ProcessRunner => {
+    if (!executor.processes) throw new Error(`tier ${options.tier} has no process runner`);
+    return executor.processes;
+  };
+  const processTier = options.tier !== 'inprocess';
+
+  describe('executing handlers', () => {
+    it('reports its tier, passes its check, and has a process runner exactly at process tiers', async () => {
+      expect(executor.tier).toBe(options.tier);
+      await expect(executor.check()).resolves.toBeUndefined();
+      expect(executor.processes !== undefined).toBe(processTier);
+    });
+
+    it('returns the handler output and passes the arguments and the context through', async () => {
+      const seen: JsonValue[] = [];
+      const handler: ToolHandler = {
+        async invoke(args, ctx) {
+          seen.push(args, ctx.callId, ctx.principal.id, ctx.workspaceRoot, ctx.signal.aborted);
+          return { echo: args['x'] ?? null };
+        },
+      };
+      await expect(executor.execute(handler, { x: [1, 'two'] }, context(), 5000)).resolves.toEqual({ echo: [1, 'two'] });
+      expect(seen).toEqual([{ x: [1, 'two'] }, 'call-1', 'worker-1', workspace, false]);
+    });
+
+    it('gives the handler a process runner at process tiers and none at tier 0', async () => {
+      const handler: ToolHandler = { invoke: async (_args, ctx) => ctx.process !== undefined };
+      await expect(executor.execute(handler, {}, context(), 5000)).resolves.toBe(processTier);
+    });
+
+    it('rejects with the handler error itself, including a synchronous throw', async () => {
+      const failure = new ToolError('the file is locked', 'LOCKED');
+      await expect(executor.execute({ invoke: () => Promise.reject(failure) }, {}, context(), 5000)).rejects.toBe(failure);
+      const sync: ToolHandler = {
+        invoke: () => {
+          throw new Error('synchronous');
+        },
+      };
+      await expect(executor.execute(sync, {}, context(), 5000)).rejects.toThrow('synchronous');
+    });
+
+    it('rejects with ToolAbortedError at the deadline, even if the handler ignores its signal, and aborts that signal', async () => {
+      let signal: AbortSignal | undefined;
+      const stubborn: ToolHandler = {
+        invoke: (_args, ctx) => {
+          signal = ctx.signal;
+          return new Promise((resolve) => setTimeout(() => resolve('late'), 1500));
+        },
+      };
+      const started = performance.now();
+      const error = await executor.execute(stubborn, {}, context(), 50).catch((e: unknown) => e);
+      const elapsed = performance.now() - started;
+      expect(error).toBeInstanceOf(ToolAbortedError);
+      expect((error as Error).message).toMatch(/timed out after 50 ms/);
+      expect(elapsed).toBeGreaterThanOrEqual(45);
+      expect(elapsed).toBeLessThan(1000);
+      expect(signal?.aborted).toBe(true);
+    });
+
+    it("rejects when the caller's signal fires, and never starts a call whose signal already fired", async () => {
+      const caller = new AbortController();
+      const pending = executor.execute({ invoke: () => new Promise(() => undefined) }, {}, context(caller.signal), 10_000);
+      setTimeout(() => caller.abort(), 20);
+      await expect(pending).rejects.toBeInstanceOf(ToolAbortedError);
+
+      let ran = false;
+      const marks: ToolHandler = {
+        invoke: async () => {
+          ran = true;
+          return null;
+        },
+      };
+      await expect(executor.execute(marks, {}, context(caller.signal), 5000)).rejects.toBeInstanceOf(ToolAbortedError);
+      expect(ran).toBe(false);
+    });
+
+    it('refuses a timeout that is not a positive number', async () => {
+      const handler: ToolHandler = { invoke: async () => null };
+      await expect(executor.execute(handler, {}, context(), 0)).rejects.toThrow(RangeError);
+      await expect(executor.execute(handler, {}, context(), Number.NaN)).rejects.toThrow(RangeError);
+    });
+  });
+
+  describe.runIf(processTier)('running processes', () => {
+    it('runs a command in the workspace and returns its exit code and output', async () => {
+      const result = await runner().run({ command: 'cat', args: ['marker.txt'] }, limits());
+      expect(result).toMatchObject({ exitCode: 0, signal: null, stdout: markerText, stderr: '', timedOut: false });
+      expect(result.stdoutTruncated || result.stderrTruncated).toBe(false);
+      expect(result.durationMs).toBeGreaterThanOrEqual(0);
+    });
+
+    it('reports a failing exit code and stderr', async () => {
+      const result = await runner().run({ command: 'sh', args: ['-c', 'echo out; echo err >&2; exit 3'] }, limits());
+      expect(result).toMatchObject({ exitCode: 3, stdout: 'out\n', stderr: 'err\n', timedOut: false });
+    });
+
+    it('feeds stdin to the process', async () => {
+      const result = await runner().run({ command: 'sh', args: ['-c', 'tr a-z A-Z'], stdin: 'hello\nworld\n' }, limits());
+      expect(result.stdout).toBe('HELLO\nWORLD\n');
+    });
+
+    it('gives a process an empty stdin when none is specified', async () => {
+      const result = await runner().run({ command: 'sh', args: ['-c', 'cat; echo done'] }, limits({ timeoutMs: 5000 }));
+      expect(result).toMatchObject({ exitCode: 0, stdout: 'done\n', timedOut: false });
+    });
+
+    it("never passes the server's environment on: only the spec's variables and a minimal PATH/HOME/LANG", async () => {
+      const result = await runner().run({ command: 'env', args: [], env: { GREETING: 'hello there' } }, limits());
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).not.toContain(SECRET_VALUE);
+      expect(result.stdout).not.toContain(SECRET_NAME);
+      const seen = new Map(
+        result.stdout
+          .split('\n')
+          .filter((line) => line.includes('='))
+          .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const),
+      );
+      expect(seen.get('GREETING')).toBe('hello there');
+      expect(seen.get('PATH')).toBeTruthy();
+      expect(seen.get('PATH')).not.toContain('node_modules');
+      for (const [name, value] of Object.entries(process.env)) {
+        if (SANDBOX_OWN.has(name) || value === undefined || value === '') continue;
+        expect(seen.get(name), `server variable ${name} leaked`).not.toBe(value);
+      }
+    });
+
+    it('sets HOME to the workspace', async () => {
+      const result = await runner().run({ command: 'sh', args: ['-c', 'cat "$HOME/marker.txt"'] }, limits());
+      expect(result.stdout).toBe(markerText);
+    });
+
+    it('runs in a subdirectory of the workspace given relative to it', async () => {
+      const result = await runner().run({ command: 'cat', args: ['here.txt'], cwd: 'sub' }, limits());
+      expect(result.stdout).toBe('in the subdirectory');
+      const dotted = await runner().run({ command: 'cat', args: ['here.txt'], cwd: './sub/../sub/' }, limits());
+      expect(dotted.stdout).toBe('in the subdirectory');
+    });
+
+    it('refuses a working directory outside the workspace, naming the path as given', async () => {
+      for (const cwd of ['..', '../outside', 'sub/../../outside', join(base, 'outside'), '/', 'escape', 'escape/']) {
+        const error = await runner()
+          .run({ command: 'true', args: [], cwd }, limits())
+          .catch((e: unknown) => e);
+        expect(error, cwd).toBeInstanceOf(PathEscapeError);
+        expect((error as Error).message).toContain(`'${cwd}'`);
+      }
+      const missing = await runner()
+        .run({ command: 'true', args: [], cwd: 'no-such-dir' }, limits())
+        .catch((e: unknown) => e);
+      expect(missing).toBeInstanceOf(ToolError);
+      expect((missing as ToolError).reason).toBe('NOT_FOUND');
+      expect((missing as Error).message).not.toContain(base);
+    });
+
+    it('refuses malformed specs before starting anything', async () => {
+      const cases = [
+        { command: '', args: [] },
+        { command: 'echo', args: ['a\0b'] },
+        { command: 'env', args: [], env: { 'BAD-NAME': 'x' } },
+        { command: 'env', args: [], env: { 'A=B': 'x' } },
+        { command: 'env', args: [], env: { OK: 'nul\0byte' } },
+      ];
+      for (const spec of cases) {
+        const error = await runner()
+          .run(spec, limits())
+          .catch((e: unknown) => e);
+        expect(error, JSON.stringify(spec)).toBeInstanceOf(ToolError);
+      }
+    });
+
+    it('reports a command that does not exist as COMMAND_NOT_FOUND', async () => {
+      const error = await runner()
+        .run({ command: 'toolgate-no-such-command', args: [] }, limits())
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ToolError);
+      expect((error as ToolError).reason).toBe('COMMAND_NOT_FOUND');
+      expect((error as Error).message).toContain('toolgate-no-such-command');
+    });
+
+    it('writes inside the workspace', async () => {
+      const result = await runner().run({ command: 'sh', args: ['-c', 'echo written > sub/new.txt'] }, limits());
+      expect(result.exitCode).toBe(0);
+      await expect(readFile(join(workspace, 'sub', 'new.txt'), 'utf8')).resolves.toBe('written\n');
+    });
+
+    it('cuts output at the cap per stream, marks it truncated, and never splits a UTF-8 character', async () => {
+      const result = await runner().run(
+        { command: 'sh', args: ['-c', 'head -c 3000 /dev/zero | tr "\\0" a; head -c 10 /dev/zero | tr "\\0" b >&2'] },
+        limits({ maxOutputBytes: 1000 }),
+      );
+      expect(result.stdout).toBe('a'.repeat(1000));
+      expect(result.stdoutTruncated).toBe(true);
+      expect(result.stderr).toBe('b'.repeat(10));
+      expect(result.stderrTruncated).toBe(false);
+
+      // 'é' is two bytes: a cap of 1001 bytes holds 500 whole characters and half of one more.
+      const accents = await runner().run(
+        { command: 'sh', args: ['-c', 'i=0; while [ $i -lt 100 ]; do printf "éééééééééé"; i=$((i+1)); done'] },
+        limits({ maxOutputBytes: 1001 }),
+      );
+      expect(accents.stdoutTruncated).toBe(true);
+      expect(accents.stdout).toBe('é'.repeat(500));
+    });
+
+    it('stops a process that floods its output, with bounded output and well before the deadline', async () => {
+      const result = await runner().run({ command: 'yes', args: [] }, limits({ maxOutputBytes: 1024, timeoutMs: 15_000 }));
+      expect(result.stdout.length).toBe(1024);
+      expect(result.stdoutTruncated).toBe(true);
+      expect(result.timedOut).toBe(false);
+      expect(result.signal !== null || result.exitCode !== 0).toBe(true);
+      expect(result.durationMs).toBeLessThan(5000);
+    });
+
+    it('kills the whole process tree at the deadline, even children that ignore SIGTERM, and leaves no process behind', async () => {
+      const marker = sleepMarker();
+      const started = performance.now();
+      const result = await runner().run(
+        { command: 'sh', args: ['-c', `trap "" TERM; echo started; sleep ${marker} & sleep ${marker} & wait`] },
+        limits({ timeoutMs: 300 }),
+      );
+      const elapsed = performance.now() - started;
+      expect(result.timedOut).toBe(true);
+      expect(result.stdout).toBe('started\n');
+      expect(elapsed).toBeGreaterThanOrEqual(290);
+      expect(elapsed).toBeLessThan(8000);
+      expect(await untilEmpty(() => livingProcesses(marker), 2000)).toEqual([]);
+    });
+
+    it('stops the process and rejects with ToolAbortedError when the limits signal fires', async () => {
+      const marker = sleepMarker();
+      const controller = new AbortController();
+      const pending = runner().run({ command: 'sh', args: ['-c', `sleep ${marker} & wait`] }, limits({ signal: controller.signal }));
+      setTimeout(() => controller.abort(), 200);
+      await expect(pending).rejects.toBeInstanceOf(ToolAbortedError);
+      expect(await untilEmpty(() => livingProcesses(marker), 3000)).toEqual([]);
+
+      const already = new AbortController();
+      already.abort();
+      await expect(runner().run({ command: 'true', args: [] }, limits({ signal: already.signal }))).rejects.toBeInstanceOf(
+        ToolAbortedError,
+      );
+    });
+
+    it("kills processes a handler started when the call's deadline passes, even if the handler did not pass its signal on", async () => {
+      const marker = sleepMarker();
+      const careless: ToolHandler = {
+        async invoke(_args, ctx) {
+          if (!ctx.process) throw new Error('no runner');
+          const result = await ctx.process.run(
+            { command: 'sleep', args: [marker] },
+            { workspaceRoot: ctx.workspaceRoot, timeoutMs: 60_000, maxOutputBytes: 1024 },
+          );
+          return result.exitCode;
+        },
+      };
+      const error = await executor.execute(careless, {}, context(), 400).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ToolAbortedError);
+      expect(await untilEmpty(() => livingProcesses(marker), 4000)).toEqual([]);
+    });
+
+    it("lets a handler's processes run only in the call's own workspace", async () => {
+      const elsewhere: ToolHandler = {
+        async invoke(_args, ctx) {
+          if (!ctx.process) throw new Error('no runner');
+          await ctx.process.run({ command: 'true', args: [] }, { workspaceRoot: join(base, 'outside'), timeoutMs: 1000, maxOutputBytes: 10 });
+          return 'ran';
+        },
+      };
+      await expect(executor.execute(elsewhere, {}, context(), 5000)).rejects.toBeInstanceOf(ToolError);
+      const inside: ToolHandler = {
+        async invoke(_args, ctx) {
+          if (!ctx.process) throw new Error('no runner');
+          const result = await ctx.process.run({ command: 'cat', args: ['marker.txt'] }, { workspaceRoot: ctx.workspaceRoot, timeoutMs: 5000, maxOutputBytes: 1024 });
+          return result.stdout;
+        },
+      };
+      await expect(executor.execute(inside, {}, context(), 10_000)).resolves.toBe(markerText);
+    });
+
+    it('prepares a long-lived command that runs in the workspace with the scrubbed environment', async () => {
+      const prepared = runner().prepare(
+        { command: 'sh', args: ['-c', 'cat marker.txt; echo; read line; echo "got $line"; env'], env: { GREETING: 'hi' } },
+        workspace,
+      );
+      expect(Object.values(prepared.env)).not.toContain(SECRET_VALUE);
+      const child = spawn(prepared.command, [...prepared.args], {
+        cwd: prepared.cwd,
+        env: { ...prepared.env },
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const output: Buffer[] = [];
+      child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
+      child.stdin.end('PING\n');
+      const code = await new Promise<number | null>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          if (child.pid) process.kill(-child.pid, 'SIGKILL');
+          reject(new Error('the prepared command did not finish'));
+        }, 10_000);
+        child.once('close', (c) => {
+          clearTimeout(timer);
+          resolve(c);
+        });
+      });
+      const text = Buffer.concat(output).toString('utf8');
+      expect(code).toBe(0);
+      expect(text).toContain(`${markerText}\ngot PING\n`);
+      expect(text).toContain('GREETING=hi');
+      expect(text).not.toContain(SECRET_VALUE);
+
+      expect(() => runner().prepare({ command: 'true', args: [], cwd: '../outside' }, workspace)).toThrow(PathEscapeError);
+      expect(() => runner().prepare({ command: 'true', args: [], cwd: 'escape' }, workspace)).toThrow(PathEscapeError);
+      expect(() => runner().prepare({ command: 'env', args: [], env: { 'NOT VALID': '1' } }, workspace)).toThrow(ToolError);
+    });
+  });
+}
