@@ -1,4 +1,4 @@
-import { ToolAbortedError, ToolError, type ToolContext, type ToolHandler } from '@toolgate/contracts';
+import { ToolAbortedError, ToolError, type ToolContext, type ToolExecutor, type ToolHandler } from '@toolgate/contracts';
 import { describe, expect, it, vi } from 'vitest';
 import { InProcessExecutor } from './index.js';
 
@@ -11,7 +11,7 @@ const executor = new InProcessExecutor();
 describe('InProcessExecutor', () => {
   it('is tier 0 with no process runner and is always available', async () => {
     expect(executor.tier).toBe('inprocess');
-    expect(executor.processes).toBeUndefined();
+    expect((executor as ToolExecutor).processes).toBeUndefined();
     await expect(executor.check()).resolves.toBeUndefined();
   });
 
