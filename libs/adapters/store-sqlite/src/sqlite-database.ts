@@ -47,8 +47,12 @@ export function openSqliteDatabase(path: string): Database.Database {
   }
   try {
     // SQLite reads the file header lazily: this is where a foreign or damaged file is noticed.
-    const check = db.pragma('quick_check', { simple: true });
-    if (check !== 'ok') throw new SqliteOpenError(path, `the database failed its integrity check (${String(check)})`);
+    // One reported error is enough to refuse the file and keeps the message readable.
+    const check = db.pragma('quick_check(1)', { simple: true });
+    if (check !== 'ok') {
+      const first = String(check).split('\n').find((line) => line.trim() && !line.startsWith('***')) ?? String(check);
+      throw new SqliteOpenError(path, `the database is corrupt (integrity check: ${first.trim().slice(0, 200)}); restore it from a backup or move it aside`);
+    }
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (!inMemory && mode !== 'wal') throw new SqliteOpenError(path, `the database cannot use write-ahead logging (journal mode '${String(mode)}')`);
     db.pragma('synchronous = FULL');

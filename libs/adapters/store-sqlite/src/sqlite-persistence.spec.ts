@@ -1,0 +1,130 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { NewApproval } from '@toolgate/contracts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openSqliteStores } from './sqlite-stores.js';
+
+const WORKER = fileURLToPath(new URL('../test/contention-worker.ts', import.meta.url));
+const NOW = Date.UTC(2030, 0, 1, 12);
+const HOURLY = { calls: 5, windowSeconds: 3600 };
+
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+function dbPath(): string {
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-sqlite-persist-'));
+  return join(dir, 'data', 'state.db');
+}
+
+const approval = (id: string): NewApproval => ({
+  id,
+  tenant: 'tenant',
+  requester: 'alice',
+  tool: 'shell.exec',
+  version: '1.0.0',
+  args: { command: "echo 'hi'" },
+  payloadDigest: 'sha256:digest',
+  createdAt: NOW - 1000,
+  expiresAt: NOW + 3_600_000,
+});
+
+describe('SQLite state survives a restart', () => {
+  it('keeps approvals, decisions, consumption, budgets and settings across close and reopen', async () => {
+    const path = dbPath();
+    const first = openSqliteStores(path);
+    await first.approvals.create(approval('a1'));
+    await first.approvals.create(approval('a2'));
+    await first.approvals.decide('tenant', 'a1', { approve: true, by: 'bob', reason: 'ok', selfApproved: false, at: NOW - 500 });
+    await first.budgets.charge('tenant', 'alice', HOURLY, NOW);
+    await first.budgets.charge('tenant', 'alice', HOURLY, NOW);
+    await first.settings.allowEgressHost('tenant', 'example.com', { enabled: false, allowAny: false, hosts: [] });
+    await first.close();
+
+    const second = openSqliteStores(path);
+    expect(await second.approvals.get('tenant', 'a1')).toMatchObject({ status: 'approved', decidedBy: 'bob', reason: 'ok', args: { command: "echo 'hi'" } });
+    expect((await second.approvals.list('tenant', { limit: 10 })).map((r) => r.id)).toEqual(['a2', 'a1']);
+    expect(await second.budgets.remaining('tenant', 'alice', HOURLY, NOW)).toBe(3);
+    expect(await second.settings.getEgress('tenant')).toEqual({ enabled: true, allowAny: false, hosts: ['example.com'] });
+    expect(await second.approvals.consume('tenant', 'a1', 'sha256:digest', NOW)).toMatchObject({ ok: true });
+    await second.close();
+
+    // A consumed approval stays consumed: restarting the server cannot make it usable again.
+    const third = openSqliteStores(path);
+    expect(await third.approvals.consume('tenant', 'a1', 'sha256:digest', NOW)).toMatchObject({ ok: false, problem: 'consumed' });
+    const versions = third.db.prepare('SELECT count(*) AS n FROM schema_migrations').get();
+    expect(versions).toEqual({ n: 3 });
+    await third.close();
+  });
+});
+
+describe('two connections to one file (two server processes)', () => {
+  it('see each other’s writes at once and share one budget and one use of an approval', async () => {
+    const path = dbPath();
+    const a = openSqliteStores(path);
+    const b = openSqliteStores(path);
+    try {
+      await a.approvals.create(approval('shared'));
+      await b.approvals.decide('tenant', 'shared', { approve: true, by: 'bob', selfApproved: false, at: NOW - 1 });
+      expect((await a.approvals.get('tenant', 'shared'))?.status).toBe('approved');
+      expect(await a.approvals.consume('tenant', 'shared', 'sha256:digest', NOW)).toMatchObject({ ok: true });
+      expect(await b.approvals.consume('tenant', 'shared', 'sha256:digest', NOW)).toMatchObject({ ok: false, problem: 'consumed' });
+
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).budgets.charge('tenant', 'alice', HOURLY, NOW)),
+      );
+      expect(results.filter(Boolean)).toHaveLength(HOURLY.calls);
+      expect(await b.budgets.remaining('tenant', 'alice', HOURLY, NOW)).toBe(0);
+
+      await a.settings.allowEgressHost('tenant', 'one.example', { enabled: false, allowAny: false, hosts: [] });
+      await b.settings.allowEgressHost('tenant', 'two.example', { enabled: false, allowAny: false, hosts: [] });
+      expect((await a.settings.getEgress('tenant'))?.hosts).toEqual(['one.example', 'two.example']);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  /** Starts `workers` processes, waits until each has opened the file, then releases them together. */
+  async function contend(path: string, workers: number, mode: 'charge' | 'consume', attempts: number, target: string): Promise<number[]> {
+    const children = Array.from({ length: workers }, () =>
+      spawn(process.execPath, ['--import', 'tsx', WORKER, path, mode, String(attempts), target], { stdio: ['pipe', 'pipe', 'inherit'], timeout: 45_000 }),
+    );
+    const lines = children.map((child) => {
+      const iterator = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+      return async () => {
+        const next = await iterator.next();
+        return next.done ? 'exited' : next.value;
+      };
+    });
+    expect(await Promise.all(lines.map((nextLine) => nextLine()))).toEqual(children.map(() => 'ready'));
+    for (const child of children) child.stdin.end('go\n');
+    const results = await Promise.all(lines.map((nextLine) => nextLine()));
+    return results.map((line) => (JSON.parse(line) as { succeeded: number }).succeeded);
+  }
+
+  it('never overspends a budget when four processes charge it at once', async () => {
+    const path = dbPath();
+    openSqliteStores(path).close();
+    const calls = 100;
+    const succeeded = await contend(path, 4, 'charge', 60, String(calls));
+    expect(succeeded.reduce((sum, n) => sum + n, 0)).toBe(calls);
+    // Contention really happened: more than one process got some of the budget.
+    expect(succeeded.filter((n) => n > 0).length).toBeGreaterThan(1);
+    const stores = openSqliteStores(path);
+    expect(await stores.budgets.remaining('tenant', 'alice', { calls, windowSeconds: 3600 }, NOW)).toBe(0);
+    await stores.close();
+  }, 60_000);
+
+  it('lets exactly one of four processes consume an approval', async () => {
+    const path = dbPath();
+    const stores = openSqliteStores(path);
+    await stores.approvals.create(approval('race'));
+    await stores.approvals.decide('tenant', 'race', { approve: true, by: 'bob', selfApproved: false, at: NOW - 1 });
+    await stores.close();
+    const succeeded = await contend(path, 4, 'consume', 10, 'race');
+    expect(succeeded.reduce((sum, n) => sum + n, 0)).toBe(1);
+  }, 60_000);
+});
