@@ -9,6 +9,7 @@ import {
   type ExecutorTier,
   type JsonValue,
   type ProcessLimits,
+  type ProcessSpec,
   type ProcessRunner,
   type ToolContext,
   type ToolExecutor,
@@ -233,7 +234,7 @@ export function testExecutor(options: ExecutorSuiteOptions): void {
     });
 
     it('refuses malformed specs before starting anything', async () => {
-      const cases = [
+      const cases: ProcessSpec[] = [
         { command: '', args: [] },
         { command: 'echo', args: ['a\0b'] },
         { command: 'env', args: [], env: { 'BAD-NAME': 'x' } },
