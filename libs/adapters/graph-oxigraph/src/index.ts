@@ -1,1 +1,7 @@
-export {};
+export {
+  OxigraphKnowledgeGraph,
+  GraphFileError,
+  type OxigraphKnowledgeGraphOptions,
+  type GraphOpenReport,
+} from './oxigraph-knowledge-graph.js';
+export { tenantGraphIri, TENANT_GRAPH_PREFIX } from './terms.js';

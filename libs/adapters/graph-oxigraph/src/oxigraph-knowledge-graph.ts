@@ -1,0 +1,174 @@
+import type { KnowledgeGraph, QueryAnswer, QueryLimits, Triple } from '@toolgate/contracts';
+import { Store, namedNode, type Quad } from 'oxigraph';
+import { GraphFileError, NQuadsFile } from './nquads-file.js';
+import { QueryEngine } from './query-engine.js';
+import { checkQuery } from './sparql-guard.js';
+import { TENANT_GRAPH_PREFIX, tenantGraphIri, toQuad } from './terms.js';
+
+const NQUADS = 'application/n-quads';
+
+export interface OxigraphKnowledgeGraphOptions {
+  /** The N-Quads file the graph lives in (e.g. `<data dir>/knowledge-graph.nq`); in memory only when absent. */
+  readonly path?: string;
+  /** Longest query text accepted, in characters (default 20 000). */
+  readonly maxQueryChars?: number;
+  /** Heap cap of the query worker in MiB (default 512). */
+  readonly maxQueryHeapMb?: number;
+}
+
+/** What opening found on disk, for the start-up log. */
+export interface GraphOpenReport {
+  readonly quads: number;
+  /** Bytes of a torn final line (a crash mid-append, never acknowledged) that were dropped. */
+  readonly droppedBytes: number;
+}
+
+/**
+ * The knowledge graph on Oxigraph, a real SPARQL 1.1 engine (compiled to WebAssembly).
+ *
+ * Writes go to an in-memory store in this thread and to the N-Quads file (see {@link NQuadsFile});
+ * queries run in a worker thread over a per-tenant replica (see {@link QueryEngine}), so each one
+ * can be stopped at its time limit and sees only its tenant's graph. Mutations are serialized.
+ * One process owns the file: this adapter is the embedded default, not a shared database.
+ */
+export class OxigraphKnowledgeGraph implements KnowledgeGraph {
+  readonly #store: Store;
+  readonly #file: NQuadsFile | undefined;
+  readonly #engine: QueryEngine;
+  readonly #maxQueryChars: number;
+  /** The end of the chain of mutations; each one waits for the one before. */
+  #writes: Promise<unknown> = Promise.resolve();
+  /** A write failed: the file may not match memory until it is rewritten. */
+  #fileSuspect = false;
+
+  /** What was loaded when the graph was opened. */
+  readonly opened: GraphOpenReport;
+
+  private constructor(store: Store, file: NQuadsFile | undefined, options: OxigraphKnowledgeGraphOptions, opened: GraphOpenReport) {
+    this.#store = store;
+    this.#file = file;
+    this.#maxQueryChars = options.maxQueryChars ?? 20_000;
+    this.#engine = new QueryEngine({
+      snapshot: () => this.#store.dump({ format: NQUADS }),
+      ...(options.maxQueryHeapMb ? { maxHeapMb: options.maxQueryHeapMb } : {}),
+    });
+    this.opened = opened;
+  }
+
+  /**
+   * Opens the graph, loading the file if it exists. A torn final line is dropped (and reported in
+   * `opened`); any other damage, or a quad outside a tenant graph, refuses to open with a
+   * {@link GraphFileError} naming the file.
+   */
+  static async open(options: OxigraphKnowledgeGraphOptions = {}): Promise<OxigraphKnowledgeGraph> {
+    const store = new Store();
+    if (!options.path) return new OxigraphKnowledgeGraph(store, undefined, options, { quads: 0, droppedBytes: 0 });
+
+    const { file, text, droppedBytes } = await NQuadsFile.open(options.path);
+    try {
+      store.load(text, { format: NQUADS });
+      const stray = store.match().find((q) => q.graph.termType !== 'NamedNode' || !q.graph.value.startsWith(TENANT_GRAPH_PREFIX));
+      if (stray) throw new Error(`a quad is outside every tenant graph: ${stray.toString().slice(0, 200)}`);
+    } catch (error) {
+      await file.close();
+      const why = error instanceof Error ? error.message.split('\n', 1)[0] : String(error);
+      throw new GraphFileError(options.path, `it is damaged (${why}); restore it from a backup or move it aside`, { cause: error });
+    }
+    return new OxigraphKnowledgeGraph(store, file, options, { quads: store.size, droppedBytes });
+  }
+
+  async add(tenant: string, triples: readonly Triple[]): Promise<void> {
+    const graph = namedNode(tenantGraphIri(tenant));
+    const quads = triples.map((t) => toQuad(t, graph));
+    return this.#serialize(async () => {
+      const fresh = quads.filter((q) => !this.#store.has(q));
+      if (fresh.length === 0) return;
+      const nquads = new Store(fresh).dump({ format: NQUADS });
+      // Durable first: memory and the query replica change only once the file holds the quads.
+      await this.#durable((file) => file.append(nquads));
+      for (const q of fresh) this.#store.add(q);
+      this.#engine.update({ op: 'add', nquads });
+    });
+  }
+
+  async replace(tenant: string, subjectPrefix: string, triples: readonly Triple[]): Promise<void> {
+    if (typeof subjectPrefix !== 'string' || subjectPrefix.length === 0) throw new TypeError('subjectPrefix must be a non-empty string');
+    const graph = namedNode(tenantGraphIri(tenant));
+    const quads = triples.map((t) => toQuad(t, graph));
+    return this.#serialize(async () => {
+      const removed = this.#store
+        .match(null, null, null, graph)
+        .filter((q) => q.subject.termType === 'NamedNode' && q.subject.value.startsWith(subjectPrefix));
+      for (const q of removed) this.#store.delete(q);
+      const added: Quad[] = [];
+      for (const q of quads) {
+        if (this.#store.has(q)) continue;
+        this.#store.add(q);
+        added.push(q);
+      }
+      try {
+        await this.#durable((file) => file.rewrite(this.#store.dump({ format: NQUADS })));
+      } catch (error) {
+        // Memory must keep matching the file, which still holds the old triples.
+        for (const q of added) this.#store.delete(q);
+        for (const q of removed) this.#store.add(q);
+        throw error;
+      }
+      this.#engine.update({
+        op: 'replace-graph',
+        graph: graph.value,
+        nquads: new Store(this.#store.match(null, null, null, graph)).dump({ format: NQUADS }),
+      });
+    });
+  }
+
+  async query(tenant: string, sparql: string, limits: QueryLimits): Promise<QueryAnswer> {
+    checkLimits(limits);
+    const graph = tenantGraphIri(tenant);
+    checkQuery(sparql, this.#maxQueryChars);
+    return this.#engine.query(graph, sparql, limits);
+  }
+
+  /** Waits for pending writes, stops the query worker and closes the file. */
+  async close(): Promise<void> {
+    await this.#writes.catch(() => undefined);
+    await this.#engine.close();
+    await this.#file?.close();
+  }
+
+  /**
+   * Runs one file write. A failed append may have left part of a line behind, so after any
+   * failure the next write first rewrites the file from memory, which never holds unwritten quads.
+   */
+  async #durable(write: (file: NQuadsFile) => Promise<void>): Promise<void> {
+    const file = this.#file;
+    if (!file) return;
+    try {
+      if (this.#fileSuspect) {
+        await file.rewrite(this.#store.dump({ format: NQUADS }));
+        this.#fileSuspect = false;
+      }
+      await write(file);
+    } catch (error) {
+      this.#fileSuspect = true;
+      throw error;
+    }
+  }
+
+  #serialize(write: () => Promise<void>): Promise<void> {
+    const next = this.#writes.then(write);
+    this.#writes = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function checkLimits(limits: QueryLimits): void {
+  const positive = (name: string, value: number, max: number): void => {
+    if (!Number.isSafeInteger(value) || value < 1 || value > max) throw new RangeError(`${name} must be an integer from 1 to ${max}`);
+  };
+  positive('maxRows', limits.maxRows, 1_000_000);
+  positive('maxBytes', limits.maxBytes, 256 * 1024 * 1024);
+  positive('timeoutMs', limits.timeoutMs, 10 * 60_000);
+}
+
+export { GraphFileError };
