@@ -6,3 +6,4 @@ export type { StoreFactory, StoreUnderTest } from './stores/store-under-test.js'
 export { testMessageBus, type BusUnderTest } from './message-bus/message-bus.contract.js';
 export { testExecutor, livingProcesses, livingGroupMembers, untilEmpty, sleepMarker, type ExecutorSuiteOptions } from './executor/executor.contract.js';
 export { testSearchProvider, SearchErrorReasons, startReplayServer, LoopbackHttpClient, type SearchProviderSuiteOptions, type RecordedFailure, type ReplayServer, type ReplayedRequest, type RecordedResponse } from './search/index.js';
+export { testAuditSink, specFrameDigest, specFrameJson, SPEC_FIELD_ORDER, SPEC_GENESIS, type AuditSinkFixture } from './audit/index.js';

@@ -1,1 +1,12 @@
-export {};
+export { FileAuditSink, DEFAULT_SEGMENT_BYTES, MAX_TAIL_LIMIT, type FileAuditSinkOptions } from './file-audit-sink.js';
+export { UnavailableAuditSink } from './unavailable-audit-sink.js';
+export {
+  verifyAuditDirectory,
+  formatAuditReport,
+  type VerifyAuditDirectoryOptions,
+  type DirectoryAuditReport,
+} from './verify-audit-directory.js';
+export { AuditCorruptError, AuditUnavailableError } from './errors.js';
+export { nodeAuditFileIo, type AuditFileIo } from './audit-file-io.js';
+export { InvalidAuditEventError, MIN_HMAC_KEY_BYTES } from './chain/frame-codec.js';
+export { redactSecrets, REDACTED } from './chain/redact.js';

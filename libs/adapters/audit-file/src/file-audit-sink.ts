@@ -1,0 +1,542 @@
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { AuditEvent, AuditQuery, AuditReceipt, AuditRecord, AuditReport, AuditSink, Clock } from '@toolgate/contracts';
+import {
+  createFrameDigester,
+  decodeFrameJson,
+  encodePrepared,
+  GENESIS_DIGEST,
+  prepareEvent,
+  type EncodedFrame,
+  type FrameDigester,
+} from './chain/frame-codec.js';
+import { nodeAuditFileIo, type AuditFileIo } from './audit-file-io.js';
+import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
+import { AuditCorruptError, AuditUnavailableError } from './errors.js';
+import { formatHeader, MAX_HEADER_BYTES, parseHeader, segmentFileName } from './segment-format.js';
+import { scanSegment, type ChainHead } from './segment-scanner.js';
+import { readSegmentFile, UnsafeSegmentError, verifyTrail, type SegmentSummary } from './trail-reader.js';
+
+/** Options of `FileAuditSink.open`. */
+export interface FileAuditSinkOptions {
+  /**
+   * Key for HMAC-SHA-256 frame digests (a string is used as its UTF-8 bytes; at least 16 bytes).
+   * A trail keeps the digest it was created with: a keyed trail cannot be opened without its key.
+   */
+  readonly hmacKey?: string | Uint8Array;
+  /** Rotate to a new segment before one would grow past this many bytes. Default 16 MiB. */
+  readonly segmentBytes?: number;
+  /** Most frames group-committed in one write + fdatasync. Default 1024. */
+  readonly maxBatchFrames?: number;
+  /** The write-path file operations (tests inject failures). */
+  readonly io?: AuditFileIo;
+  /** Time of the `recovered` event written after a torn tail is cut. */
+  readonly clock?: Clock;
+}
+
+export const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
+const MIN_SEGMENT_BYTES = 4096;
+const MAX_SEGMENT_BYTES = 256 * 1024 * 1024;
+/** `tail` never returns more than this many records in one page. */
+export const MAX_TAIL_LIMIT = 10_000;
+
+interface Pending {
+  readonly event: AuditEvent;
+  readonly resolve: (receipt: AuditReceipt) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** What the sink knows about each committed segment, to page `tail` without rereading all. */
+interface SegmentIndexEntry {
+  readonly segment: number;
+  readonly name: string;
+  readonly prev: string;
+  readonly firstSeq: number;
+  lastSeq: number;
+}
+
+/** The segment being appended to. */
+interface OpenSegment {
+  readonly segment: number;
+  readonly name: string;
+  readonly handle: FileHandle;
+  readonly dev: number;
+  readonly ino: number;
+  /** Bytes known durable; the file must be exactly this long between batches. */
+  length: number;
+  frames: number;
+}
+
+function errnoText(error: unknown): string {
+  const e = error as NodeJS.ErrnoException;
+  if (e && typeof e.code === 'string') {
+    const known: Record<string, string> = {
+      ENOSPC: 'no space left on device',
+      EDQUOT: 'disk quota exceeded',
+      EIO: 'input/output error',
+      EROFS: 'read-only file system',
+      EFBIG: 'file too large',
+    };
+    return `${e.code}${known[e.code] ? `: ${known[e.code]}` : ''}`;
+  }
+  return e instanceof Error ? e.message : String(error);
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The embedded audit sink: an append-only, hash-chained trail of segment files in one directory
+ * (format: docs/audit-format.md). Appends are group-committed: everything queued while one batch
+ * is being made durable goes out in the next single write + `fdatasync`, and each caller's
+ * promise resolves only after its frame is on disk. One writer per directory (an OS lock).
+ *
+ * Fails closed: a failed write is rolled back and rejected; a failed `fdatasync`, a segment that
+ * changed behind the writer's back, or damage found by `verify`/`tail` make the sink unhealthy,
+ * and every later append is rejected until the process restarts.
+ */
+export class FileAuditSink implements AuditSink {
+  private readonly queue: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+  private failure: string | undefined;
+  private closed = false;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly label: string,
+    private readonly digester: FrameDigester,
+    private readonly io: AuditFileIo,
+    private readonly segmentBytes: number,
+    private readonly maxBatchFrames: number,
+    private readonly lock: DirectoryLock,
+    private current: OpenSegment,
+    private head: ChainHead,
+    private readonly index: SegmentIndexEntry[],
+  ) {}
+
+  /**
+   * Opens (creating if needed) the trail in `dir` (e.g. `<data dir>/audit`), taking its
+   * single-writer lock and verifying every frame and the whole chain first. A torn final frame
+   * is cut off and a `recovered` event recording it is appended before this resolves.
+   *
+   * Rejects with `AuditCorruptError` (naming segment and record) when the trail is damaged, and
+   * with `AuditUnavailableError` when another writer holds the directory or the HMAC key does not
+   * fit; the server then installs an `UnavailableAuditSink` with the error's message.
+   */
+  static async open(dir: string, options: FileAuditSinkOptions = {}): Promise<FileAuditSink> {
+    const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
+    if (!Number.isInteger(segmentBytes) || segmentBytes < MIN_SEGMENT_BYTES || segmentBytes > MAX_SEGMENT_BYTES) {
+      throw new RangeError(`segmentBytes must be an integer from ${MIN_SEGMENT_BYTES} to ${MAX_SEGMENT_BYTES}`);
+    }
+    const maxBatchFrames = options.maxBatchFrames ?? 1024;
+    if (!Number.isInteger(maxBatchFrames) || maxBatchFrames < 1) throw new RangeError('maxBatchFrames must be a positive integer');
+    const digester = createFrameDigester(options.hmacKey);
+    const io = options.io ?? nodeAuditFileIo;
+    const label = basename(dir);
+
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (!(await stat(dir)).isDirectory()) throw new AuditUnavailableError(`the audit path ${label} is not a directory`);
+    const lock = await acquireDirectoryLock(dir, label);
+    let current: OpenSegment | undefined;
+    try {
+      const checked = await verifyTrail({ dir, digester, allowTorn: true });
+      if (!checked.report.ok) {
+        if (checked.faultKind === 'key') throw new AuditUnavailableError(checked.report.fault?.reason ?? 'the HMAC key does not fit the trail');
+        throw new AuditCorruptError(checked.report);
+      }
+      await removeInterruptedRotations(dir, checked.temps);
+
+      let summaries = checked.segments;
+      if (summaries.length === 0) {
+        const headerBytes = await createSegment(dir, 1, GENESIS_DIGEST, digester, io);
+        summaries = [{ segment: 1, name: segmentFileName(1), firstSeq: 1, lastSeq: 0, goodLength: headerBytes }];
+      }
+      const last = summaries[summaries.length - 1] as SegmentSummary;
+      current = await openForAppend(dir, last.segment);
+      if (current.length !== last.goodLength + checked.tornBytes) {
+        throw new AuditUnavailableError(`${last.name} changed while the trail was being verified (another writer?)`);
+      }
+      if (checked.tornBytes > 0) {
+        // The partial frame was never acknowledged (its fdatasync never returned): cut it off.
+        await io.truncate(current.handle, last.goodLength);
+        await io.datasync(current.handle);
+        current.length = last.goodLength;
+      }
+      current.frames = last.lastSeq - last.firstSeq + 1;
+      const index: SegmentIndexEntry[] = summaries.map((s) => ({
+        segment: s.segment,
+        name: s.name,
+        prev: s.header?.prev ?? GENESIS_DIGEST,
+        firstSeq: s.firstSeq,
+        lastSeq: s.lastSeq,
+      }));
+      const sink = new FileAuditSink(dir, label, digester, io, segmentBytes, maxBatchFrames, lock, current, checked.head, index);
+      current = undefined; // the sink owns it now
+      if (checked.tornBytes > 0) {
+        const now = options.clock?.now() ?? Date.now();
+        await sink.append({
+          event: 'recovered',
+          ts: new Date(now).toISOString(),
+          detail: `cut ${checked.tornBytes} bytes of a partial frame after seq ${checked.head.seq} at the end of ${last.name}: the writer stopped mid-write and that record was never acknowledged`,
+        }).catch(async (error: unknown) => {
+          await sink.close();
+          throw error;
+        });
+      }
+      return sink;
+    } catch (error) {
+      await current?.handle.close().catch(() => undefined);
+      await lock.release();
+      throw error;
+    }
+  }
+
+  append(event: AuditEvent): Promise<AuditReceipt> {
+    if (this.closed) return Promise.reject(new AuditUnavailableError('the audit sink is closed'));
+    if (this.failure) return Promise.reject(new AuditUnavailableError(this.failure));
+    let prepared: AuditEvent;
+    try {
+      prepared = prepareEvent(event);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise<AuditReceipt>((resolve, reject) => {
+      this.queue.push({ event: prepared, resolve, reject });
+      this.flushing ??= this.flushLoop();
+    });
+  }
+
+  /** Verifies the committed trail and that it ends where this writer's chain ends. */
+  async verify(): Promise<AuditReport> {
+    if (this.closed) throw new AuditUnavailableError('the audit sink is closed');
+    const committed = { segment: this.current.segment, length: this.current.length };
+    const expected = this.head;
+    const checked = await verifyTrail({ dir: this.dir, digester: this.digester, allowTorn: false, committed });
+    let report = checked.report;
+    if (report.ok && (checked.head.seq !== expected.seq || checked.head.digest !== expected.digest)) {
+      report = {
+        ...report,
+        ok: false,
+        fault: { segment: this.current.name, seq: expected.seq, reason: `the trail ends at seq ${checked.head.seq} but this writer committed seq ${expected.seq}: records were removed` },
+      };
+    }
+    if (!report.ok) this.fail(`the audit trail is damaged: ${report.fault?.reason}`);
+    return report;
+  }
+
+  /** The newest `limit` matching records with seq > `afterSeq`, oldest first. */
+  async tail(query: AuditQuery): Promise<readonly AuditRecord[]> {
+    if (this.closed) throw new AuditUnavailableError('the audit sink is closed');
+    const { limit, afterSeq = 0, tenant, principal } = query;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_TAIL_LIMIT) throw new RangeError(`limit must be an integer from 1 to ${MAX_TAIL_LIMIT}`);
+    if (!Number.isInteger(afterSeq) || afterSeq < 0) throw new RangeError('afterSeq must be an integer >= 0');
+    const segments = this.index.map((s) => ({ ...s }));
+    const committed = { segment: this.current.segment, length: this.current.length };
+    const found: AuditRecord[] = [];
+    for (let i = segments.length - 1; i >= 0 && found.length < limit; i--) {
+      const entry = segments[i] as SegmentIndexEntry;
+      if (entry.lastSeq <= afterSeq) break;
+      if (entry.lastSeq < entry.firstSeq) continue;
+      const bytes = await this.readCommitted(entry, committed);
+      const frames: { seq: number; digest: string; start: number; end: number }[] = [];
+      const scan = scanSegment(bytes, {
+        segment: entry.segment,
+        before: { seq: entry.firstSeq - 1, digest: entry.prev },
+        digester: this.digester,
+        allowTorn: false,
+        onFrame: (seq, digest, start, end) => {
+          if (seq > afterSeq) frames.push({ seq, digest, start, end });
+        },
+      });
+      if (scan.fault || scan.head.seq < entry.lastSeq) {
+        const reason = `${entry.name}: ${scan.fault?.reason ?? 'records the writer committed are missing'}`;
+        this.fail(`the audit trail is damaged: ${reason}`);
+        throw new AuditCorruptError({ ok: false, records: 0, segments: 0, fault: { segment: entry.name, reason } });
+      }
+      const page: AuditRecord[] = [];
+      for (let f = frames.length - 1; f >= 0 && found.length + page.length < limit; f--) {
+        const frame = frames[f] as (typeof frames)[number];
+        const record = decodeFrameJson(bytes.toString('utf8', frame.start, frame.end), frame.digest);
+        if (tenant !== undefined && record.tenant !== tenant) continue;
+        if (principal !== undefined && record.principal !== principal) continue;
+        page.push(record);
+      }
+      found.push(...page);
+    }
+    return found.reverse();
+  }
+
+  health(): { readonly ok: boolean; readonly reason?: string } {
+    if (this.closed) return { ok: false, reason: 'the audit sink is closed' };
+    if (this.failure) return { ok: false, reason: this.failure };
+    return { ok: true };
+  }
+
+  /** Waits for queued appends to be committed (or refused), then releases file and lock. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.flushing) await this.flushing;
+    await this.current.handle.close().catch(() => undefined);
+    await this.lock.release();
+  }
+
+  private async readCommitted(entry: SegmentIndexEntry, committed: { segment: number; length: number }): Promise<Buffer> {
+    try {
+      return await readSegmentFile(join(this.dir, entry.name), entry.name, entry.segment === committed.segment ? committed.length : undefined);
+    } catch (error) {
+      if (error instanceof UnsafeSegmentError) {
+        this.fail(`the audit trail is damaged: ${error.message}`);
+        throw new AuditCorruptError({ ok: false, records: 0, segments: 0, fault: { segment: entry.name, reason: error.message } });
+      }
+      throw error;
+    }
+  }
+
+  private fail(reason: string): void {
+    this.failure ??= reason;
+  }
+
+  private async flushLoop(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        // Let every caller that is about to append (promise continuations, timers due now) queue
+        // up first, so one fdatasync serves all of them.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.failure) {
+          for (const pending of this.queue.splice(0)) pending.reject(new AuditUnavailableError(this.failure));
+          break;
+        }
+        const batch = this.queue.splice(0, this.maxBatchFrames);
+        try {
+          await this.commit(batch);
+        } catch (error) {
+          // Unexpected (a stat of the segment failed, say): the file's state is unknown.
+          // Settling an already-settled promise is a no-op, so every caller hears exactly once.
+          this.fail(`the audit trail failed unexpectedly (${errnoText(error)}); appends are refused until restart`);
+          for (const pending of batch) pending.reject(new AuditUnavailableError(this.failure as string));
+        }
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  /** Writes one batch: frames chained from the committed head, split at segment boundaries. */
+  private async commit(batch: Pending[]): Promise<void> {
+    let offset = 0;
+    while (offset < batch.length) {
+      if (this.failure) {
+        for (const pending of batch.slice(offset)) pending.reject(new AuditUnavailableError(this.failure));
+        return;
+      }
+      let seq = this.head.seq;
+      let prev = this.head.digest;
+      const frames: EncodedFrame[] = [];
+      let bytes = 0;
+      let rotate = false;
+      for (let i = offset; i < batch.length; i++) {
+        const frame = encodePrepared(seq + 1, prev, (batch[i] as Pending).event, this.digester);
+        const segmentHasFrames = this.current.frames > 0 || frames.length > 0;
+        if (segmentHasFrames && this.current.length + bytes + frame.line.length > this.segmentBytes) {
+          rotate = frames.length === 0;
+          break;
+        }
+        frames.push(frame);
+        bytes += frame.line.length;
+        seq = frame.seq;
+        prev = frame.digest;
+      }
+      if (rotate) {
+        try {
+          await this.rotate();
+        } catch (error) {
+          if (error instanceof SegmentPublishedError) this.fail(`the new audit segment could not be made durable (${errnoText(error.cause)}); appends are refused until restart`);
+          const reason = this.failure ?? `the audit trail could not start a new segment (${errnoText(error)}); nothing was recorded`;
+          for (const pending of batch.slice(offset)) pending.reject(new AuditUnavailableError(reason));
+          return;
+        }
+        continue;
+      }
+      const chunk = batch.slice(offset, offset + frames.length);
+      offset += frames.length;
+      const ok = await this.writeDurably(frames, bytes);
+      if (ok !== true) {
+        for (const pending of [...chunk, ...batch.slice(offset)]) pending.reject(ok);
+        return;
+      }
+      for (let i = 0; i < chunk.length; i++) {
+        const frame = frames[i] as EncodedFrame;
+        (chunk[i] as Pending).resolve({ seq: frame.seq, digest: frame.digest });
+      }
+    }
+  }
+
+  /** One write + one fdatasync; true once durable, else the error to give the callers. */
+  private async writeDurably(frames: EncodedFrame[], bytes: number): Promise<true | Error> {
+    const segment = this.current;
+    const identity = await this.checkUntouched(segment);
+    if (identity) {
+      this.fail(identity);
+      return new AuditUnavailableError(identity);
+    }
+    const data = frames.length === 1 ? (frames[0] as EncodedFrame).line : Buffer.concat(frames.map((f) => f.line), bytes);
+    let written = 0;
+    try {
+      while (written < data.length) {
+        const n = await this.io.write(segment.handle, data.subarray(written), segment.length + written);
+        if (n <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
+        written += n;
+      }
+    } catch (error) {
+      // Roll back to the last good length, so the next batch starts from a clean end of file.
+      try {
+        await this.io.truncate(segment.handle, segment.length);
+      } catch (truncateError) {
+        const reason = `the audit trail could not be written (${errnoText(error)}) nor rolled back (${errnoText(truncateError)})`;
+        this.fail(reason);
+        return new AuditUnavailableError(reason);
+      }
+      return new AuditUnavailableError(`the audit trail could not be written (${errnoText(error)}); nothing was recorded`);
+    }
+    try {
+      await this.io.datasync(segment.handle);
+    } catch (error) {
+      // After a failed fdatasync the kernel may have dropped the dirty pages and cleared the
+      // error: a retry could "succeed" without the data. Nothing written from now on is trusted.
+      const reason = `fdatasync of the audit trail failed (${errnoText(error)}); appends are refused until restart`;
+      this.fail(reason);
+      return new AuditUnavailableError(reason);
+    }
+    segment.length += data.length;
+    segment.frames += frames.length;
+    const last = frames[frames.length - 1] as EncodedFrame;
+    this.head = { seq: last.seq, digest: last.digest };
+    (this.index[this.index.length - 1] as SegmentIndexEntry).lastSeq = last.seq;
+    return true;
+  }
+
+  /** Why the segment is not what this writer left (another writer, a replaced file), if it is not. */
+  private async checkUntouched(segment: OpenSegment): Promise<string | undefined> {
+    const [open, linked] = await Promise.all([segment.handle.stat(), lstat(join(this.dir, segment.name)).catch(() => undefined)]);
+    if (!linked || linked.dev !== segment.dev || linked.ino !== segment.ino) {
+      return `${segment.name} in ${this.label} was replaced or removed behind the writer; appends are refused until restart`;
+    }
+    if (open.size !== segment.length) {
+      return `${segment.name} in ${this.label} changed length behind the writer (${segment.length} → ${open.size} bytes; a second writer?); appends are refused until restart`;
+    }
+    return undefined;
+  }
+
+  private async rotate(): Promise<void> {
+    const next = this.current.segment + 1;
+    await createSegment(this.dir, next, this.head.digest, this.digester, this.io);
+    let opened: OpenSegment;
+    try {
+      opened = await openForAppend(this.dir, next);
+    } catch (error) {
+      // The new segment is in place but unusable: the trail's end is now uncertain.
+      this.fail(`the new audit segment ${segmentFileName(next)} cannot be opened (${errnoText(error)})`);
+      throw error;
+    }
+    const previous = this.current;
+    this.current = opened;
+    this.index.push({ segment: next, name: opened.name, prev: this.head.digest, firstSeq: this.head.seq + 1, lastSeq: this.head.seq });
+    await previous.handle.close().catch(() => undefined);
+  }
+}
+
+/** The new segment was renamed into place but the directory sync failed: its durability is unknown. */
+class SegmentPublishedError extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the directory holding the new segment could not be synced');
+  }
+}
+
+/**
+ * Creates segment `n` atomically: header into `<name>.tmp`, fdatasync, rename into place, fsync
+ * the directory. A crash leaves either no segment or a complete header, never a torn one.
+ * Resolves with the header's length.
+ */
+async function createSegment(dir: string, segment: number, prev: string, digester: FrameDigester, io: AuditFileIo): Promise<number> {
+  const name = segmentFileName(segment);
+  const temp = join(dir, `${name}.tmp`);
+  const header = Buffer.from(
+    formatHeader({ segment, algorithm: digester.algorithm, ...(digester.keyId ? { keyId: digester.keyId } : {}), prev }),
+    'latin1',
+  );
+  const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    let written = 0;
+    while (written < header.length) {
+      const n = await io.write(handle, header.subarray(written), written);
+      if (n <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
+      written += n;
+    }
+    await io.datasync(handle);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, join(dir, name));
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  try {
+    await syncDirectory(dir);
+  } catch (error) {
+    throw new SegmentPublishedError(error);
+  }
+  return header.length;
+}
+
+/** Opens the segment for positional writes, refusing symbolic links and non-regular files. */
+async function openForAppend(dir: string, segment: number): Promise<OpenSegment> {
+  const name = segmentFileName(segment);
+  let handle: FileHandle;
+  try {
+    handle = await open(join(dir, name), constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new AuditUnavailableError(`${name} is a symbolic link; refusing to follow it`);
+    throw error;
+  }
+  const info = await handle.stat();
+  if (!info.isFile()) {
+    await handle.close();
+    throw new AuditUnavailableError(`${name} is not a regular file`);
+  }
+  return { segment, name, handle, dev: info.dev, ino: info.ino, length: info.size, frames: 0 };
+}
+
+/**
+ * Removes `<segment>.tmp` files of a rotation that a crash interrupted. Such a file holds at most
+ * a header (frames are only written after the rename), so nothing acknowledged is lost; anything
+ * else under that name is not ours to delete and refuses the open.
+ */
+async function removeInterruptedRotations(dir: string, temps: readonly string[]): Promise<void> {
+  for (const name of temps) {
+    const path = join(dir, name);
+    const info = await lstat(path);
+    if (!info.isFile() || info.size > MAX_HEADER_BYTES) {
+      throw new AuditCorruptError({ ok: false, records: 0, segments: 0, fault: { segment: name, reason: `${name} is not an interrupted rotation (it holds more than a header); move it away to open the trail` } });
+    }
+    const bytes = await readSegmentFile(path, name);
+    const header = parseHeader(bytes);
+    if (bytes.length > 0 && header.ok && header.length !== bytes.length) {
+      throw new AuditCorruptError({ ok: false, records: 0, segments: 0, fault: { segment: name, reason: `${name} holds data after its header; move it away to open the trail` } });
+    }
+    await unlink(path);
+  }
+  if (temps.length > 0) await syncDirectory(dir);
+}
