@@ -1,1 +1,1 @@
-export {};
+export { SearxngSearchProvider, createSearxngProvider, type SearxngOptions } from './searxng-search-provider.js';

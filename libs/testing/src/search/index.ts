@@ -1,0 +1,3 @@
+export { testSearchProvider, SearchErrorReasons, type SearchProviderSuiteOptions, type RecordedFailure } from './search-provider.contract.js';
+export { startReplayServer, type ReplayServer, type ReplayedRequest, type RecordedResponse } from './replay-server.js';
+export { LoopbackHttpClient } from './loopback-http-client.js';
