@@ -1,0 +1,38 @@
+import { ConfigError, loadConfig } from './config.js';
+import { createStderrLog } from './logger.js';
+import { StartupError } from './resources.js';
+import { startServer } from './server.js';
+
+const log = createStderrLog();
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const server = await startServer(config, log);
+  log('info', `listening on ${server.url} (tRPC ${server.url}/trpc, REST ${server.url}/api/v1, health ${server.url}/healthz)`);
+  log('info', `data dir ${config.dataDir}; state ${config.store}; audit ${config.audit}; shell tier ${config.shellTier}`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log('info', `${signal}: shutting down`);
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log('error', `shutdown failed: ${(error as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof StartupError) {
+    log('error', error.message);
+  } else {
+    log('error', `failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,187 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  AuditCorruptError,
+  AuditUnavailableError,
+  FileAuditSink,
+  UnavailableAuditSink,
+} from '@toolgate/adapter-audit-file';
+import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
+import { SubprocessExecutor } from '@toolgate/adapter-executor-subprocess';
+import { McpToolSource, parseMcpServersFile } from '@toolgate/adapter-mcp-client';
+import { GuardedHttpClient } from '@toolgate/adapter-net-guard';
+import { createDuckDuckGoProvider } from '@toolgate/adapter-search-duckduckgo';
+import { createSearxngProvider } from '@toolgate/adapter-search-searxng';
+import { createTavilyProvider } from '@toolgate/adapter-search-tavily';
+import { openSqliteStores } from '@toolgate/adapter-store-sqlite';
+import type {
+  ApprovalStore,
+  AuditSink,
+  BudgetStore,
+  HttpClient,
+  PrincipalDirectory,
+  SearchProvider,
+  SettingsStore,
+  ToolExecutor,
+} from '@toolgate/contracts';
+import type { ServerConfig } from './config.js';
+import type { Log } from './logger.js';
+import { demoDirectoryData, parsePrincipalsFile } from './principals/principals-file.js';
+import { StaticPrincipalDirectory } from './principals/static-principal-directory.js';
+
+/** A startup fault the operator must fix; the message says what and where. */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+/** Every adapter the configuration selected, opened and ready to bind. */
+export interface Resources {
+  readonly directory: PrincipalDirectory;
+  /** True when no principals file is configured and the dev principal `demo` is in use. */
+  readonly demo: boolean;
+  readonly approvals: ApprovalStore;
+  readonly budgets: BudgetStore;
+  readonly settings: SettingsStore;
+  readonly audit: AuditSink;
+  readonly http: HttpClient;
+  readonly searchProvider: SearchProvider;
+  readonly executors: readonly ToolExecutor[];
+  readonly mcpSources: readonly McpToolSource[];
+  /** Closes everything opened, in reverse order. */
+  close(): Promise<void>;
+}
+
+/** Undo list: whatever was opened is closed again, also when a later step fails. */
+class Closers {
+  readonly #closers: (() => Promise<void>)[] = [];
+  add(close: () => Promise<void>): void {
+    this.#closers.push(close);
+  }
+  async closeAll(log: Log): Promise<void> {
+    for (const close of this.#closers.splice(0).reverse()) {
+      await close().catch((error: unknown) => log('warn', `closing failed: ${(error as Error).message}`));
+    }
+  }
+}
+
+async function loadDirectory(config: ServerConfig, log: Log): Promise<{ directory: PrincipalDirectory; demo: boolean }> {
+  if (!config.principalsFile) {
+    return { directory: new StaticPrincipalDirectory(demoDirectoryData()), demo: true };
+  }
+  let text: string;
+  try {
+    text = await readFile(config.principalsFile, 'utf8');
+  } catch (error) {
+    throw new StartupError(`TOOLGATE_PRINCIPALS_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${config.principalsFile}`);
+  }
+  try {
+    const { data, warnings } = parsePrincipalsFile(text);
+    for (const warning of warnings) log('warn', `principals file: ${warning}`);
+    return { directory: new StaticPrincipalDirectory(data), demo: false };
+  } catch (error) {
+    throw new StartupError(`principals file ${config.principalsFile}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Opens the audit sink. A damaged trail does not stop the server: it keeps serving health and
+ * says why, while every tool call is refused with AUDIT_UNAVAILABLE (fail closed).
+ */
+async function openAudit(config: ServerConfig, log: Log, closers: Closers): Promise<AuditSink> {
+  try {
+    const sink = await FileAuditSink.open(join(config.dataDir, 'audit'), config.auditHmacKey ? { hmacKey: config.auditHmacKey } : {});
+    closers.add(() => sink.close());
+    return sink;
+  } catch (error) {
+    if (error instanceof AuditCorruptError || error instanceof AuditUnavailableError) {
+      log('error', `audit trail unavailable, every tool call will be refused: ${error.message}`);
+      return new UnavailableAuditSink(error.message);
+    }
+    throw error;
+  }
+}
+
+/** The configured search provider; one missing its setting falls back to DuckDuckGo (logged). */
+export function selectSearchProvider(config: ServerConfig['webSearch'], log: Log): SearchProvider {
+  try {
+    if (config.provider === 'searxng') return createSearxngProvider(config.baseUrl ? { baseUrl: config.baseUrl } : {});
+    if (config.provider === 'tavily') return createTavilyProvider(config.apiKey ? { apiKey: config.apiKey } : {});
+  } catch (error) {
+    log('warn', `web_search: ${(error as Error).message}; falling back to duckduckgo`);
+  }
+  return createDuckDuckGoProvider();
+}
+
+async function startMcpSources(config: ServerConfig, executors: readonly ToolExecutor[], log: Log, closers: Closers): Promise<McpToolSource[]> {
+  if (!config.mcpServersFile) return [];
+  let text: string;
+  try {
+    text = await readFile(config.mcpServersFile, 'utf8');
+  } catch (error) {
+    throw new StartupError(`TOOLGATE_MCP_SERVERS_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${config.mcpServersFile}`);
+  }
+  let servers;
+  try {
+    servers = parseMcpServersFile(text).servers;
+  } catch (error) {
+    throw new StartupError(`MCP servers file ${config.mcpServersFile}: ${(error as Error).message}`);
+  }
+  const workspaceRoot = join(config.workspaceRoot, '_mcp');
+  await mkdir(workspaceRoot, { recursive: true, mode: 0o700 });
+  const sources: McpToolSource[] = [];
+  for (const server of servers) {
+    const runner = executors.find((e) => e.tier === server.tier)?.processes;
+    if (!runner) throw new StartupError(`MCP server '${server.name}' wants tier '${server.tier}', which is not available here`);
+    const source = await McpToolSource.start(server, runner, { workspaceRoot, log: (m) => log('info', `mcp ${server.name}: ${m}`) }).catch(
+      (error: unknown) => {
+        throw new StartupError((error as Error).message);
+      },
+    );
+    closers.add(() => source.close());
+    sources.push(source);
+    log('info', `MCP server '${server.name}' started with ${source.tools().length} tool(s)`);
+  }
+  return sources;
+}
+
+async function openExecutors(config: ServerConfig): Promise<ToolExecutor[]> {
+  const executors: ToolExecutor[] = [new InProcessExecutor(), new SubprocessExecutor()];
+  for (const executor of executors) await executor.check();
+  return executors;
+}
+
+/** Opens every adapter the configuration selects. On any failure, what was opened is closed. */
+export async function openResources(config: ServerConfig, log: Log): Promise<Resources> {
+  const closers = new Closers();
+  try {
+    await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+    await mkdir(config.workspaceRoot, { recursive: true, mode: 0o700 });
+    const { directory, demo } = await loadDirectory(config, log);
+
+    const state = openSqliteStores(join(config.dataDir, 'state.db'));
+    closers.add(() => state.close());
+
+    const audit = await openAudit(config, log, closers);
+    const http = new GuardedHttpClient({ allowedCidrs: config.egress.allowedCidrs });
+    const searchProvider = selectSearchProvider(config.webSearch, log);
+    const executors = await openExecutors(config);
+    const mcpSources = await startMcpSources(config, executors, log, closers);
+
+    return {
+      directory,
+      demo,
+      approvals: state.approvals,
+      budgets: state.budgets,
+      settings: state.settings,
+      audit,
+      http,
+      searchProvider,
+      executors,
+      mcpSources,
+      close: () => closers.closeAll(log),
+    };
+  } catch (error) {
+    await closers.closeAll(log);
+    throw error;
+  }
+}

@@ -1,0 +1,65 @@
+import type { AddressInfo } from 'node:net';
+import { PrincipalDirectoryToken } from '@toolgate/contracts';
+import { isLoopbackHost, type ServerConfig } from './config.js';
+import { buildContainer } from './container.js';
+import { createHttpServer } from './http/http-server.js';
+import type { Log } from './logger.js';
+import { openResources, StartupError } from './resources.js';
+import { AppRouterToken, HealthToken } from './tokens.js';
+
+export interface RunningServer {
+  /** Base URL, e.g. `http://127.0.0.1:8765`. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting requests, waits for open ones, closes every adapter. */
+  close(): Promise<void>;
+}
+
+/** Opens the adapters, builds the container and listens. Refuses unsafe setups before binding. */
+export async function startServer(config: ServerConfig, log: Log): Promise<RunningServer> {
+  if (!config.principalsFile && !isLoopbackHost(config.host)) {
+    throw new StartupError(
+      `refusing to listen on ${config.host} without TOOLGATE_PRINCIPALS_FILE: the dev principal 'demo' is for loopback only`,
+    );
+  }
+  const resources = await openResources(config, log);
+  try {
+    const container = buildContainer(config, log, resources);
+    const server = createHttpServer({
+      router: container.get(AppRouterToken),
+      directory: container.get(PrincipalDirectoryToken),
+      health: container.get(HealthToken),
+      maxBodyBytes: config.maxBodyBytes,
+      log,
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const { port } = server.address() as AddressInfo;
+    const host = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
+    if (resources.demo) {
+      log('warn', `no TOOLGATE_PRINCIPALS_FILE: using the dev principal 'demo' (token 'demo', roles worker, operator, approver), loopback only`);
+    }
+    return {
+      url: `http://${host}:${port}`,
+      port,
+      close: async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await resources.close();
+      },
+    };
+  } catch (error) {
+    await resources.close();
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new StartupError(`port ${config.port} on ${config.host} is already in use (set TOOLGATE_PORT)`);
+    }
+    throw error;
+  }
+}
