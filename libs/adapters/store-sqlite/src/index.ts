@@ -4,3 +4,4 @@ export { SqliteApprovalStore } from './sqlite-approval-store.js';
 export { SqliteBudgetStore } from './sqlite-budget-store.js';
 export { SqliteSettingsStore } from './sqlite-settings-store.js';
 export { openSqliteStores, type SqliteStores } from './sqlite-stores.js';
+export { SqliteMessageBus, MESSAGE_BUS_MIGRATIONS } from './sqlite-message-bus.js';
