@@ -1,1 +1,5 @@
-export {};
+export { PgStores, PgStoreConnectError, type PgStoresOptions } from './pg-stores.js';
+export { PgApprovalStore } from './pg-approval-store.js';
+export { PgBudgetStore } from './pg-budget-store.js';
+export { PgSettingsStore } from './pg-settings-store.js';
+export { PgSchemaTooNewError } from './pg-migrations.js';
