@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 export interface RecordedResponse {
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
-  readonly body: string;
+  /** Text is sent as UTF-8; bytes as they are (for other charsets and binary bodies). */
+  readonly body: string | Uint8Array;
 }
 
 /** A request the replay server received. */

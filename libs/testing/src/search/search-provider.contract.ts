@@ -163,7 +163,7 @@ export function testSearchProvider(options: SearchProviderSuiteOptions): void {
       for (const response of [...garbage, ...(options.recordings.malformed ?? [])]) {
         replay.respondWith(response);
         const error = await failure();
-        expect(error.reason, response.body.slice(0, 60)).toBe(SearchErrorReasons.badResponse);
+        expect(error.reason, String(response.body).slice(0, 60)).toBe(SearchErrorReasons.badResponse);
       }
     });
 
