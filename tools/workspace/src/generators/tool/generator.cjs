@@ -62,7 +62,7 @@ function nextSteps(t) {
     '     its permissions, egress, risk and tier in the manifest. The gateway enforces exactly what is declared.',
     `  3. Register it in apps/server/src/tools.ts (the composition root's tool list):`,
     `       import { ${t.propertyName}Tool } from '${t.packageName}';`,
-    `     and add ${t.propertyName}Tool to the list there.`,
+    `     and add ${t.propertyName}Tool to the list firstPartyTools() returns.`,
     `  Test it: cd ${t.projectRoot} && npx vitest run`,
   ].join('\n');
 }

@@ -3,9 +3,11 @@ import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promis
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Tree } from '@nx/devkit';
+import type { ToolDefinition } from '@toolgate/contracts';
+import { ToolRegistry } from '@toolgate/gateway';
 import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -155,38 +157,44 @@ describe('the generated lib', () => {
       path.join(dir, 'tsconfig.json'),
       JSON.stringify({ extends: path.join(workspaceRoot, 'tsconfig.base.json'), include: [`${root}/**/*.ts`, 'vitest.shared.ts'] }),
     );
-  }, 30_000);
+  }, 60_000);
   afterAll(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('typechecks with the repo compiler options', async () => {
     const tsc = path.join(workspaceRoot, 'node_modules/typescript/bin/tsc');
-    const result = await run(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.json')], { timeout: 60_000 }).catch((e: { stdout: string }) => e);
+    const result = await run(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.json')], { timeout: 120_000 }).catch((e: { stdout: string }) => e);
     expect(result.stdout).toBe('');
-  }, 60_000);
+  }, 120_000);
+
+  it('is accepted by the gateway registry, which checks every manifest at start', async () => {
+    const generated = (await import(pathToFileURL(path.join(dir, root, 'src/index.ts')).href)) as { demoEchoTool: ToolDefinition };
+    const registry = new ToolRegistry([generated.demoEchoTool]);
+    expect(registry.get('demo_echo')?.manifest.version).toBe('0.1.0');
+  });
 
   it('passes its own test', async () => {
     const vitest = path.join(workspaceRoot, 'node_modules/vitest/vitest.mjs');
     const { stdout } = await run(process.execPath, [vitest, 'run', '--root', path.join(dir, root)], {
-      timeout: 60_000,
+      timeout: 120_000,
       env: { ...process.env, CI: 'true', NO_COLOR: '1' },
     });
     expect(stdout).toMatch(/Tests\s+6 passed \(6\)/);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('the Nx CLI', () => {
   it('runs `nx g @toolgate/workspace:tool` from generators.json (dry run)', async () => {
     const { stdout } = await run(process.execPath, [nxBin, 'g', '@toolgate/workspace:tool', 'demo-echo', '--dry-run', '--no-interactive'], {
       cwd: workspaceRoot,
-      timeout: 60_000,
+      timeout: 120_000,
       env: { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false', NO_COLOR: '1' },
     });
     expect(stdout).toContain(`CREATE ${root}/src/demo-echo.tool.ts`);
     expect(stdout).toContain(`CREATE ${root}/package.json`);
     expect(stdout).toContain('apps/server/src/tools.ts');
-  }, 60_000);
+  }, 120_000);
 
   it('registers the generator and a schema that agrees with it', () => {
     const packageDir = fileURLToPath(new URL('../../../', import.meta.url));
