@@ -527,15 +527,20 @@ async function openForAppend(dir: string, segment: number): Promise<OpenSegment>
 async function removeInterruptedRotations(dir: string, temps: readonly string[]): Promise<void> {
   for (const name of temps) {
     const path = join(dir, name);
+    const refuse = (why: string): never => {
+      throw new AuditCorruptError({
+        ok: false,
+        records: 0,
+        segments: 0,
+        fault: { segment: name, reason: `${name} ${why}, so it is not the leftover of an interrupted rotation; move it away to open the trail` },
+      });
+    };
     const info = await lstat(path);
-    if (!info.isFile() || info.size > MAX_HEADER_BYTES) {
-      throw new AuditCorruptError({ ok: false, records: 0, segments: 0, fault: { segment: name, reason: `${name} is not an interrupted rotation (it holds more than a header); move it away to open the trail` } });
-    }
+    if (!info.isFile()) refuse('is not a regular file');
+    if (info.size > MAX_HEADER_BYTES) refuse('holds data after its header');
     const bytes = await readSegmentFile(path, name);
     const header = parseHeader(bytes);
-    if (bytes.length > 0 && header.ok && header.length !== bytes.length) {
-      throw new AuditCorruptError({ ok: false, records: 0, segments: 0, fault: { segment: name, reason: `${name} holds data after its header; move it away to open the trail` } });
-    }
+    if (bytes.length > 0 && header.ok && header.length !== bytes.length) refuse('holds data after its header');
     await unlink(path);
   }
   if (temps.length > 0) await syncDirectory(dir);
