@@ -1,0 +1,32 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Host files that become the sandbox's `/etc/passwd` and `/etc/group`. */
+export interface IdentityFiles {
+  readonly passwd: string;
+  readonly group: string;
+}
+
+const written = new Map<string, IdentityFiles>();
+
+/**
+ * A two-line `/etc/passwd` and `/etc/group` naming the sandbox user, written once per process
+ * and identity. Programs that look up their own uid (git, ssh, ps) get an answer; nothing of the
+ * host's user database is visible.
+ */
+export function identityFiles(uid: number, gid: number): IdentityFiles {
+  const key = `${uid}:${gid}`;
+  const existing = written.get(key);
+  if (existing) return existing;
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-bwrap-etc-'));
+  const files = { passwd: join(dir, 'passwd'), group: join(dir, 'group') };
+  writeFileSync(
+    files.passwd,
+    `sandbox:x:${uid}:${gid}:toolgate sandbox:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    { mode: 0o644 },
+  );
+  writeFileSync(files.group, `sandbox:x:${gid}:\nnogroup:x:65534:\n`, { mode: 0o644 });
+  written.set(key, files);
+  return files;
+}
