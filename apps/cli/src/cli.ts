@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { Command, CommanderError } from 'commander';
-import { formatAuditReport as formatOfflineReport, verifyAuditDirectory } from '@toolgate/adapter-audit-file';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { Grant, JsonObject } from '@toolgate/contracts';
 import { createToolgateClient, describeClientError, type ToolgateClient } from './client.js';
 import {
@@ -182,13 +181,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option('--remote', 'ask the server to verify its trail instead', false)
     .action(
       action(async (o: { dir: string; hmacKeyFile?: string; remote: boolean }) => {
-        const report = o.remote
-          ? await client().audit.verify.query()
-          : await verifyAuditDirectory({
-              dir: resolve(o.dir),
-              ...(o.hmacKeyFile ? { hmacKey: (await readFile(o.hmacKeyFile, 'utf8')).trim() } : {}),
-            });
-        print(report, o.remote ? formatAuditReport : formatOfflineReport);
+        if (o.remote) {
+          const report = await client().audit.verify.query();
+          print(report, formatAuditReport);
+          if (!report.ok) exitCode = 1;
+          return;
+        }
+        // Loaded on demand: the offline verifier is the only adapter code the CLI runs.
+        const { verifyAuditDirectory, formatAuditReport: formatOffline } = await import('@toolgate/adapter-audit-file');
+        const hmacKey = o.hmacKeyFile ? (await readFile(o.hmacKeyFile, 'utf8')).trim() : undefined;
+        const report = await verifyAuditDirectory({ dir: resolve(o.dir), ...(hmacKey ? { hmacKey } : {}) });
+        print(report, formatOffline);
         if (!report.ok) exitCode = 1;
       }),
     );
@@ -229,7 +232,7 @@ function parseGrantOption(value: string, previous: Grant[]): Grant[] {
   try {
     return parseGrant(value, previous);
   } catch (error) {
-    throw new CommanderError(2, 'toolgate.grant', (error as Error).message);
+    throw new InvalidArgumentError((error as Error).message);
   }
 }
 

@@ -56,7 +56,7 @@ export function buildContainer(config: ServerConfig, log: Log, resources: Resour
       (cfg: ServerConfig, searchProvider: SearchProvider, logger: Log) => {
         const registry = new ToolRegistry(firstPartyTools({ config: cfg, searchProvider }));
         for (const source of resources.mcpSources) registry.addSource(source);
-        for (const rejected of registry.rejected()) logger('warn', `tool '${rejected.name}' rejected: ${rejected.reason}`);
+        for (const rejected of registry.rejected()) logger('warn', `tool '${rejected.tool}' of ${rejected.source} rejected: ${rejected.reason}`);
         return registry;
       },
       [ConfigToken, SearchProviderToken, LogToken],

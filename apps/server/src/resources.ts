@@ -144,7 +144,7 @@ async function startMcpSources(config: ServerConfig, executors: readonly ToolExe
   return sources;
 }
 
-async function openExecutors(config: ServerConfig): Promise<ToolExecutor[]> {
+async function openExecutors(_config: ServerConfig): Promise<ToolExecutor[]> {
   const executors: ToolExecutor[] = [new InProcessExecutor(), new SubprocessExecutor()];
   for (const executor of executors) await executor.check();
   return executors;

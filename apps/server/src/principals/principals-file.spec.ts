@@ -45,7 +45,7 @@ describe('parsePrincipalsFile', () => {
   it.each([
     ['not JSON', '{', /not valid JSON/],
     ['a duplicate token', JSON.stringify(mutate((v) => void (v.principals[2]!.token = ALICE))), /principals\[2\] \('bob'\): has the same token as 'alice'/],
-    ['a duplicate id', JSON.stringify(mutate((v) => void (v.principals[1] = { ...v.principals[0]!, token: 'another-token-0123456789' }))), /duplicate principal id/],
+    ['a duplicate id', JSON.stringify(mutate((v) => void ((v.principals as unknown[])[1] = { ...v.principals[0]!, token: 'another-token-0123456789' }))), /duplicate principal id/],
     ['an unknown tenant', JSON.stringify(mutate((v) => void (v.principals[0]!.tenant = 'initech'))), /\('alice'\)\.tenant must name a tenant/],
     ['a short token', JSON.stringify(mutate((v) => void (v.principals[0]!.token = 'short'))), /token must be 16 to 4096 characters/],
     ['both token forms', JSON.stringify(mutate((v) => void ((v.principals[1] as Record<string, unknown>)['token'] = 'planner-token-0123456789'))), /exactly one of token or tokenSha256/],
