@@ -128,3 +128,17 @@ describe('two connections to one file (two server processes)', () => {
     expect(succeeded.reduce((sum, n) => sum + n, 0)).toBe(1);
   }, 60_000);
 });
+
+describe('budget housekeeping', () => {
+  it('keeps at most the current and previous window of a principal', async () => {
+    const stores = openSqliteStores(dbPath());
+    try {
+      const policy = { calls: 5, windowSeconds: 60 };
+      for (let window = 0; window < 6; window++) await stores.budgets.charge('tenant', 'pruned', policy, NOW + window * 60_000);
+      const rows = stores.db.prepare('SELECT window_start FROM budgets WHERE principal = ? ORDER BY window_start').all('pruned');
+      expect(rows).toEqual([{ window_start: NOW + 4 * 60_000 }, { window_start: NOW + 5 * 60_000 }]);
+    } finally {
+      await stores.close();
+    }
+  });
+});
