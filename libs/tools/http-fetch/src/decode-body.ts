@@ -88,7 +88,7 @@ export function decodeBody(bytes: Uint8Array, contentType: string | undefined, t
   const notes: string[] = [];
   const bom = sniffBom(bytes);
   let label = bom ?? media?.params['charset'] ?? sniffDeclaredCharset(bytes, media?.essence) ?? 'utf-8';
-  let decoder: TextDecoder;
+  let decoder: InstanceType<typeof TextDecoder>;
   try {
     decoder = new TextDecoder(label);
   } catch {
