@@ -24,10 +24,16 @@ const depConstraints = [
   },
 ];
 
-/** Tests may also use the shared contract suites and fixtures of `libs/testing`. */
-const testDepConstraints = depConstraints.map((c) =>
-  c.sourceTag === 'scope:contracts' ? c : { ...c, onlyDependOnLibsWithTags: [...c.onlyDependOnLibsWithTags, 'scope:testing'] },
-);
+/**
+ * Test files may also use the shared contract suites and fixtures of `libs/testing`; the core's
+ * tests (gateway, api) may also wire real adapters and tools. Contracts' tests may import only
+ * the test runner. `tools/architecture` holds the same table and a test keeps them equal.
+ */
+const testDepConstraints = depConstraints.map((c) => {
+  if (c.sourceTag === 'scope:contracts') return { ...c, allowedExternalImports: ['vitest'] };
+  const extra = ['scope:gateway', 'scope:api'].includes(c.sourceTag) ? ['scope:testing', 'scope:adapter', 'scope:tool'] : ['scope:testing'];
+  return { ...c, onlyDependOnLibsWithTags: [...new Set([...c.onlyDependOnLibsWithTags, ...extra])] };
+});
 
 const boundaries = (constraints) => [
   'error',
@@ -63,6 +69,12 @@ export default [
     rules: { '@nx/enforce-module-boundaries': boundaries(testDepConstraints) },
   },
   {
+    // The workspace generator is CommonJS so Nx can load it without a build step.
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Config files import the shared root config by path; they are not part of any layer.
     files: ['**/vitest.config.ts'],
     rules: { '@nx/enforce-module-boundaries': 'off' },
@@ -73,6 +85,13 @@ export default [
   },
   {
     files: ['libs/contracts/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
     rules: { 'no-restricted-syntax': ['error', { selector: 'ImportDeclaration[source.value=/^[^.]/]', message: 'contracts imports nothing outside itself.' }] },
+  },
+  {
+    files: ['libs/contracts/**/*.spec.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', { selector: 'ImportDeclaration[source.value=/^[^.]/][source.value!="vitest"]', message: "contracts' tests import only the test runner." }],
+    },
   },
 ];

@@ -137,17 +137,25 @@ describe('checkArchitecture', () => {
       expectNamed(v, 'libs/contracts/src/json.ts', `'${module}'`, kind);
     });
 
-    it('holds for its test files too', () => {
+    it('holds for its test files too, which may import only the test runner', () => {
       const violations = checkArchitecture(
         withEdges({
           dependencies: [dep('@toolgate/contracts', '@toolgate/testing', 'libs/contracts/src/token.spec.ts')],
-          externalImports: [imp('@toolgate/contracts', 'libs/contracts/src/token.spec.ts', 'vitest')],
+          externalImports: [
+            imp('@toolgate/contracts', 'libs/contracts/src/token.spec.ts', 'vitest'),
+            imp('@toolgate/contracts', 'libs/contracts/src/token.spec.ts', 'node:fs'),
+          ],
         }),
       );
       expect(violations.map((v) => [v.rule, v.target])).toEqual([
         ['dependency-direction', '@toolgate/testing'],
-        ['contracts-external', 'vitest'],
+        ['contracts-external', 'node:fs'],
       ]);
+    });
+
+    it('does not let a source file of contracts import the test runner', () => {
+      const v = single(withEdges({ externalImports: [imp('@toolgate/contracts', 'libs/contracts/src/json.ts', 'vitest')] }));
+      expect(v).toMatchObject({ rule: 'contracts-external', target: 'vitest' });
     });
   });
 

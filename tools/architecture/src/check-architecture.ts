@@ -3,6 +3,7 @@ import {
   ALLOWED_SCOPES,
   COMPOSITION_ROOT,
   SCOPES,
+  TEST_RUNNER_MODULES,
   allowedScopesForTests,
   isBuiltinModule,
   isConfigFile,
@@ -127,6 +128,7 @@ function checkExternalImport(imp: ArchExternalImport, project: ArchProject, scop
   if (imp.file && isConfigFile(imp.file)) return found;
 
   if (scope === 'contracts') {
+    if (imp.file && isTestFile(imp.file, project.root) && TEST_RUNNER_MODULES.includes(imp.module)) return found;
     const kind = isRelativeSpecifier(imp.module) ? 'a file outside itself' : isBuiltinModule(imp.module) ? 'a node builtin' : 'an npm package';
     found.push({ ...base, rule: 'contracts-external', message: `${what}: scope:contracts imports nothing, but this is ${kind}` });
   } else if (isRelativeSpecifier(imp.module)) {

@@ -23,12 +23,20 @@ export const ALLOWED_SCOPES: Readonly<Record<Scope, readonly Scope[]>> = {
 
 /**
  * What test files may use besides `ALLOWED_SCOPES`: the shared contract suites and fixtures.
- * Contracts is absent: it depends on nothing, not even in its tests.
+ * The core's tests (gateway, api) may also wire real adapters and tools: they are integration
+ * tests of the pipeline, and its source still never sees them. Contracts is absent: it depends
+ * on nothing, not even in its tests (which may import only the test runner, see
+ * `TEST_RUNNER_MODULES`).
  */
 export function allowedScopesForTests(scope: Scope): readonly Scope[] {
   const allowed = ALLOWED_SCOPES[scope];
-  return scope === 'contracts' || allowed.includes('testing') ? allowed : [...allowed, 'testing'];
+  if (scope === 'contracts') return allowed;
+  const extra: Scope[] = scope === 'gateway' || scope === 'api' ? ['testing', 'adapter', 'tool'] : ['testing'];
+  return [...allowed, ...extra.filter((s) => !allowed.includes(s))];
 }
+
+/** The only package a test file of `scope:contracts` may import. */
+export const TEST_RUNNER_MODULES: readonly string[] = ['vitest'];
 
 /** The composition root: the only project that may know the DI container. */
 export const COMPOSITION_ROOT = 'apps/server';

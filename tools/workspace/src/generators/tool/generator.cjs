@@ -1,9 +1,7 @@
 'use strict';
 // CommonJS and plain JavaScript on purpose: Nx loads a local generator with require(), and
-// this way it needs no build step and no TypeScript loader. The shared ESLint config treats
-// every file as an ES module, hence the two directives.
-/* global require, module, __dirname */
-/* eslint-disable @typescript-eslint/no-require-imports */
+// this way it needs no build step and no TypeScript loader. The shared ESLint config lints
+// .cjs files as CommonJS (eslint.config.mjs).
 
 const path = require('node:path');
 const { generateFiles, logger, names } = require('@nx/devkit');
