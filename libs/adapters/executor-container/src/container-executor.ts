@@ -1,0 +1,26 @@
+import type { JsonObject, JsonValue, ToolContext, ToolExecutor, ToolHandler } from '@toolgate/contracts';
+import { ContainerRunner, type ContainerRunnerOptions } from './container-runner.js';
+import { executeWithProcesses } from './process-kit/call-scope.js';
+
+/**
+ * The container tier. The handler runs in the gateway's process; every process it starts runs
+ * in a fresh, network-less, read-only, capability-less container with the workspace as its only
+ * mount. `check()` rejects when no engine answers or the image is missing, so a server configured
+ * for this tier refuses to start instead of falling back to a weaker tier.
+ */
+export class ContainerExecutor implements ToolExecutor {
+  readonly tier = 'container' as const;
+  readonly processes: ContainerRunner;
+
+  constructor(options: ContainerRunnerOptions) {
+    this.processes = new ContainerRunner(options);
+  }
+
+  check(): Promise<void> {
+    return this.processes.probe();
+  }
+
+  execute(handler: ToolHandler, args: JsonObject, ctx: ToolContext, timeoutMs: number): Promise<JsonValue> {
+    return executeWithProcesses(this.processes, handler, args, ctx, timeoutMs);
+  }
+}

@@ -1,0 +1,97 @@
+import { resolve } from 'node:path';
+import {
+  ToolAbortedError,
+  ToolError,
+  type JsonObject,
+  type JsonValue,
+  type ProcessRunner,
+  type ToolContext,
+  type ToolHandler,
+} from '@toolgate/contracts';
+
+/** setTimeout clamps larger delays to 1 ms; a longer deadline is treated as this one. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * The runner a handler sees in `ctx.process`: bound to its call. Every process gets the call's
+ * signal, so the deadline kills it even when the handler forgets to pass the signal on, and it
+ * may only run in the call's own workspace.
+ */
+export function scopeRunner(runner: ProcessRunner, workspaceRoot: string, signal: AbortSignal): ProcessRunner {
+  const sameWorkspace = (root: string): void => {
+    if (typeof root !== 'string' || resolve(root) !== resolve(workspaceRoot)) {
+      throw new ToolError("a process may only run in the call's own workspace", 'WORKSPACE_MISMATCH');
+    }
+  };
+  return {
+    run(spec, limits) {
+      try {
+        sameWorkspace(limits.workspaceRoot);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return runner.run(spec, { ...limits, signal: limits.signal ? AbortSignal.any([limits.signal, signal]) : signal });
+    },
+    prepare(spec, root) {
+      sameWorkspace(root);
+      return runner.prepare(spec, root);
+    },
+  };
+}
+
+/**
+ * Calls a handler with the tier's runner in `ctx.process` and a deadline, with the same
+ * semantics as the in-process tier: rejects with `ToolAbortedError` at the deadline or when the
+ * caller's signal fires, aborting the handler's signal either way (which also stops every
+ * process the handler started through `ctx.process`).
+ *
+ * Kept in each executor lib because adapters may depend only on `@toolgate/contracts`.
+ */
+export function executeWithProcesses(
+  runner: ProcessRunner,
+  handler: ToolHandler,
+  args: JsonObject,
+  ctx: ToolContext,
+  timeoutMs: number,
+): Promise<JsonValue> {
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    return Promise.reject(new RangeError(`timeoutMs must be a positive number, got ${timeoutMs}`));
+  }
+  if (ctx.signal.aborted) return Promise.reject(new ToolAbortedError('the call was aborted before it started'));
+
+  return new Promise<JsonValue>((resolvePromise, reject) => {
+    const controller = new AbortController();
+    let settled = false;
+    const settle = (finish: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onCallerAbort);
+      finish();
+    };
+    const onCallerAbort = (): void => {
+      const error = new ToolAbortedError('the call was aborted');
+      controller.abort(error);
+      settle(() => reject(error));
+    };
+    const timer = setTimeout(() => {
+      const error = new ToolAbortedError(`timed out after ${timeoutMs} ms`);
+      controller.abort(error);
+      settle(() => reject(error));
+    }, Math.min(timeoutMs, MAX_TIMER_MS));
+    ctx.signal.addEventListener('abort', onCallerAbort, { once: true });
+
+    const scoped: ToolContext = {
+      ...ctx,
+      signal: controller.signal,
+      process: scopeRunner(runner, ctx.workspaceRoot, controller.signal),
+    };
+    // Through a promise so a handler that throws synchronously is a rejection, not a crash.
+    Promise.resolve()
+      .then(() => handler.invoke(args, scoped))
+      .then(
+        (output) => settle(() => resolvePromise(output)),
+        (error: unknown) => settle(() => reject(error)),
+      );
+  });
+}
