@@ -12,7 +12,8 @@ const depConstraints = [
   { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:contracts'] },
   { sourceTag: 'scope:api', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:gateway'] },
   { sourceTag: 'scope:tool', onlyDependOnLibsWithTags: ['scope:contracts'] },
-  { sourceTag: 'scope:adapter', onlyDependOnLibsWithTags: ['scope:contracts'] },
+  { sourceTag: 'scope:adapter', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:adapter-kit'] },
+  { sourceTag: 'scope:adapter-kit', onlyDependOnLibsWithTags: ['scope:contracts'] },
   { sourceTag: 'scope:testing', onlyDependOnLibsWithTags: ['scope:contracts'] },
   {
     sourceTag: 'scope:app',
@@ -20,7 +21,7 @@ const depConstraints = [
   },
   {
     sourceTag: 'scope:tooling',
-    onlyDependOnLibsWithTags: ['scope:contracts', 'scope:gateway', 'scope:api', 'scope:tool', 'scope:adapter', 'scope:testing'],
+    onlyDependOnLibsWithTags: ['scope:contracts', 'scope:gateway', 'scope:api', 'scope:tool', 'scope:adapter', 'scope:adapter-kit', 'scope:testing'],
   },
 ];
 

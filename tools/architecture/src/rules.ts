@@ -1,12 +1,14 @@
 import { builtinModules } from 'node:module';
 
 /** The layers of the hexagon. Every project carries exactly one of them as `scope:<name>`. */
-export const SCOPES = ['contracts', 'gateway', 'api', 'tool', 'adapter', 'testing', 'app', 'tooling'] as const;
+export const SCOPES = ['contracts', 'gateway', 'api', 'tool', 'adapter', 'adapter-kit', 'testing', 'app', 'tooling'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /**
  * The dependency rule: the scopes a project's source files may depend on. It is the same table
- * as the `depConstraints` of `eslint.config.mjs`; a test holds the two equal. Nothing lists
+ * as the `depConstraints` of `eslint.config.mjs`; a test holds the two equal. An `adapter-kit`
+ * holds code that several adapters of one port share (ADR 0019); it depends only on contracts,
+ * and nothing but adapters (and tooling) may use it. Nothing lists
  * `tooling`, so no project may depend on workspace tooling; only `tooling` lists `testing`, so
  * no shipped code depends on test fixtures.
  */
@@ -15,10 +17,11 @@ export const ALLOWED_SCOPES: Readonly<Record<Scope, readonly Scope[]>> = {
   gateway: ['contracts'],
   api: ['contracts', 'gateway'],
   tool: ['contracts'],
-  adapter: ['contracts'],
+  adapter: ['contracts', 'adapter-kit'],
+  'adapter-kit': ['contracts'],
   testing: ['contracts'],
   app: ['contracts', 'gateway', 'api', 'tool', 'adapter'],
-  tooling: ['contracts', 'gateway', 'api', 'tool', 'adapter', 'testing'],
+  tooling: ['contracts', 'gateway', 'api', 'tool', 'adapter', 'adapter-kit', 'testing'],
 };
 
 /**
