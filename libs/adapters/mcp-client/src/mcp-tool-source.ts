@@ -1,5 +1,4 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   ToolAbortedError,
@@ -26,6 +25,7 @@ import {
   sanitiseToolName,
   toToolOutput,
 } from './mcp-tool-schema.js';
+import { ProcessGroupStdioTransport } from './process-group-stdio-transport.js';
 import { DEFAULT_BACKOFF, RestartBackoff, type BackoffPolicy } from './restart-backoff.js';
 
 /** Deadline of one call when the server's config names none. */
@@ -48,6 +48,8 @@ export interface McpToolSourceOptions {
   readonly clock?: Clock;
   readonly startTimeoutMs?: number;
   readonly stderrLogBytes?: number;
+  /** On close: how long the server gets after stdin closes, and again after SIGTERM. Default 1000 ms. */
+  readonly stopGraceMs?: number;
 }
 
 /** Where the server is, for health reporting. */
@@ -65,7 +67,7 @@ interface Connection {
   /** Registry name → the server's own tool name. */
   readonly names: ReadonlyMap<string, string>;
   readonly definitions: readonly ToolDefinition[];
-  readonly pid: number | null;
+  readonly transport: ProcessGroupStdioTransport;
 }
 
 const systemClock: Clock = { now: () => Date.now() };
@@ -151,7 +153,7 @@ export class McpToolSource implements ToolSource {
     this.live = connection;
     this.definitions = connection.definitions;
     const names = connection.definitions.map((d) => d.manifest.name).join(', ') || 'none';
-    this.opts.log(`MCP server '${this.name}' is up (pid ${connection.pid ?? '?'}), tools: ${names}`);
+    this.opts.log(`MCP server '${this.name}' is up (pid ${connection.transport.pid ?? '?'}), tools: ${names}`);
     // Had the process died between its last answer and now, `onExit` would have ignored it.
     if (connection.client.transport === undefined) this.onExit(connection);
   }
@@ -162,15 +164,11 @@ export class McpToolSource implements ToolSource {
       { command: this.config.command, args: this.config.args, env: this.config.env },
       this.opts.workspaceRoot,
     );
-    const transport = new StdioClientTransport({
-      command: prepared.command,
-      args: [...prepared.args],
-      env: { ...prepared.env },
-      cwd: prepared.cwd,
-      // Piped, so the server's diagnostics reach the operator log and never an agent.
-      stderr: 'pipe',
+    // Stderr is piped to the operator log, so the server's diagnostics never reach an agent.
+    const transport = new ProcessGroupStdioTransport(prepared, {
+      onStderr: this.stderrSink(),
+      ...(this.opts.stopGraceMs === undefined ? {} : { killGraceMs: this.opts.stopGraceMs }),
     });
-    this.captureStderr(transport);
     // No client capabilities: the server cannot ask the gateway for sampling, roots or elicitation.
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     let connection: Connection | undefined;
@@ -185,7 +183,7 @@ export class McpToolSource implements ToolSource {
       const listed = await this.listAll(client);
       if (exited) throw new Error('the process exited during start-up');
       const { definitions, names } = this.discover(listed, client.getServerVersion()?.version);
-      connection = { client, upSince: this.clock.now(), names, definitions, pid: transport.pid };
+      connection = { client, upSince: this.clock.now(), names, definitions, transport };
       return connection;
     } catch (error) {
       await client.close().catch(() => undefined);
@@ -311,7 +309,9 @@ export class McpToolSource implements ToolSource {
     if (this.closed || this.live !== connection) return;
     this.live = undefined;
     this.backoff.crashed(connection.upSince);
-    this.opts.log(`MCP server '${this.name}' (pid ${connection.pid ?? '?'}) exited unexpectedly`);
+    const exit = connection.transport.exit;
+    const how = exit ? (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`) : 'closed its output';
+    this.opts.log(`MCP server '${this.name}' (pid ${connection.transport.pid ?? '?'}) stopped unexpectedly (${how})`);
     this.scheduleRestart();
   }
 
@@ -350,38 +350,31 @@ export class McpToolSource implements ToolSource {
     this.adopt(connection);
   }
 
-  /** Logs the server's stderr line by line up to a byte budget, and drains the rest unread. */
-  private captureStderr(transport: StdioClientTransport): void {
-    const stream = transport.stderr;
-    if (!stream) return;
+  /** A sink that logs one process's stderr line by line, up to a byte budget, and drops the rest. */
+  private stderrSink(): (chunk: Buffer) => void {
     let budget = this.stderrLogBytes;
     let pending = '';
     const flush = (line: string) => {
       const text = sanitiseMessage(line, 500);
       if (text) this.opts.log(`MCP server '${this.name}' stderr: ${text}`);
     };
-    stream.on('data', (chunk: Buffer | string) => {
+    return (chunk) => {
       if (budget <= 0) return;
-      const text = chunk.toString();
-      budget -= Buffer.byteLength(text);
+      const text = chunk.toString('utf8');
+      budget -= chunk.length;
       pending += text;
       const lines = pending.split('\n');
       pending = lines.pop() ?? '';
       lines.forEach(flush);
-      if (pending.length > 500) {
+      // A line without an end is logged in pieces rather than buffered without bound.
+      if (pending.length > 500 || budget <= 0) {
         flush(pending);
         pending = '';
       }
       if (budget <= 0) {
-        flush(pending);
-        pending = '';
         this.opts.log(`MCP server '${this.name}': more than ${this.stderrLogBytes} bytes of stderr; the rest is not logged`);
       }
-    });
-    stream.on('end', () => {
-      if (pending) flush(pending);
-      pending = '';
-    });
+    };
   }
 }
 
