@@ -1,0 +1,136 @@
+import { BuiltInRoles, type ApprovalRecord, type Denial } from '@toolgate/contracts';
+import { deny, toolOf, type Call, type CallGate, type Runtime } from '../call.js';
+import { payloadDigest } from '../canonical-json.js';
+
+/**
+ * Gate 7: `high` and `critical` tools need an approval bound to this exact payload (see ADR
+ * 0006). Accepted, in this order: the caller's own `selfApprove` when it holds the approver
+ * role; the approval named by `approvalId`; an approved, unused approval of this caller for the
+ * same digest. The approval is only checked here; the audit gate consumes it atomically.
+ */
+export const approvalGate: CallGate = {
+  name: 'approval',
+  async check(call, runtime) {
+    const manifest = toolOf(call).manifest;
+    call.approvalRequired = manifest.risk === 'high' || manifest.risk === 'critical';
+    if (!call.approvalRequired) return undefined;
+    const { principal, request } = call;
+
+    if (request.selfApprove === true && principal.roles.includes(BuiltInRoles.approver)) {
+      call.approval = { approvedBy: principal.id, reason: 'self-approval' };
+      return undefined;
+    }
+    const digest = payloadDigestOf(call);
+    const now = runtime.deps.clock.now();
+    if (typeof request.approvalId === 'string') {
+      const record = await runtime.deps.approvals.get(principal.tenant, request.approvalId);
+      const problem = checkRecord(call, record, request.approvalId, digest, now);
+      if (problem) return problem;
+      call.approval = grantOf(record as ApprovalRecord);
+      return undefined;
+    }
+    const matching = await runtime.deps.approvals.list(principal.tenant, {
+      status: 'approved',
+      requester: principal.id,
+      payloadDigest: digest,
+      limit: 20,
+    });
+    const usable = matching.find((r) => r.tenant === principal.tenant && r.expiresAt > now && r.payloadDigest === digest);
+    if (usable) {
+      call.approval = grantOf(usable);
+      return undefined;
+    }
+    return await approvalRequired(call, runtime, digest);
+  },
+};
+
+/** The digest an approval of this call must carry (over the repaired arguments). */
+export function payloadDigestOf(call: Call): string {
+  const manifest = toolOf(call).manifest;
+  return payloadDigest({
+    tenant: call.principal.tenant,
+    principal: call.principal.id,
+    tool: manifest.name,
+    version: manifest.version,
+    args: call.args,
+  });
+}
+
+function grantOf(record: ApprovalRecord) {
+  return { approvedBy: record.decidedBy ?? 'unknown', reason: `approval:${record.id}`, record };
+}
+
+function checkRecord(call: Call, record: ApprovalRecord | undefined, id: string, digest: string, now: number): Denial | undefined {
+  const shownId = id.slice(0, 64);
+  // Another tenant's approval is indistinguishable from a missing one: ids do not cross tenants.
+  if (!record || record.tenant !== call.principal.tenant) {
+    return deny('approval', 'APPROVAL_REQUIRED', `There is no approval '${shownId}' in your tenant.`, requestHint(call), { payloadDigest: digest });
+  }
+  switch (record.status) {
+    case 'pending':
+      return deny('approval', 'APPROVAL_REQUIRED', `Approval '${shownId}' is still pending.`, 'Wait until an approver has decided it, then call again.', {
+        payloadDigest: digest,
+        approvalId: record.id,
+      });
+    case 'denied':
+      return deny(
+        'approval',
+        'APPROVAL_DENIED',
+        `Approval '${shownId}' was denied${record.decidedBy ? ` by ${record.decidedBy}` : ''}${record.reason ? `: ${record.reason.slice(0, 200)}` : ''}.`,
+        undefined,
+        { approvalId: record.id },
+      );
+    case 'consumed':
+      return deny('approval', 'APPROVAL_REQUIRED', `Approval '${shownId}' was already used; each approval allows one call.`, requestHint(call), {
+        payloadDigest: digest,
+      });
+    case 'approved':
+      break;
+  }
+  if (now >= record.expiresAt) {
+    return deny('approval', 'APPROVAL_EXPIRED', `Approval '${shownId}' expired at ${new Date(record.expiresAt).toISOString()}.`, requestHint(call), {
+      payloadDigest: digest,
+    });
+  }
+  if (record.requester !== call.principal.id || record.payloadDigest !== digest) {
+    return deny(
+      'approval',
+      'APPROVAL_PAYLOAD_MISMATCH',
+      record.requester !== call.principal.id
+        ? `Approval '${shownId}' was granted to another principal.`
+        : `Approval '${shownId}' was granted for different arguments (or another tool version) than this call's.`,
+      'An approval covers one exact payload: call with the approved arguments, or request an approval for these.',
+      { payloadDigest: digest, approvedDigest: record.payloadDigest },
+    );
+  }
+  return undefined;
+}
+
+async function approvalRequired(call: Call, runtime: Runtime, digest: string): Promise<Denial> {
+  const manifest = toolOf(call).manifest;
+  const pending = await runtime.deps.approvals.list(call.principal.tenant, {
+    status: 'pending',
+    requester: call.principal.id,
+    payloadDigest: digest,
+    limit: 1,
+  });
+  const waiting = pending[0];
+  const selfFlagIgnored = call.request.selfApprove === true ? " ('selfApprove' counts only for a caller holding the approver role.)" : '';
+  if (waiting) {
+    return deny('approval', 'APPROVAL_REQUIRED', `'${manifest.name}' is ${manifest.risk} risk; your approval request '${waiting.id}' is still pending.${selfFlagIgnored}`, 'Call again once an approver has approved it.', {
+      payloadDigest: digest,
+      approvalId: waiting.id,
+    });
+  }
+  return deny('approval', 'APPROVAL_REQUIRED', `'${manifest.name}' is ${manifest.risk} risk and needs a human approval for exactly these arguments.${selfFlagIgnored}`, requestHint(call), {
+    payloadDigest: digest,
+  });
+}
+
+function requestHint(call: Call): string {
+  const manifest = toolOf(call).manifest;
+  return (
+    `Request one with approvals.request {tool: '${manifest.name}', version: '${manifest.version}', args: <the same args>}; ` +
+    'once an approver approves it, call again with the same tool, version and args (optionally passing approvalId).'
+  );
+}

@@ -1,0 +1,71 @@
+import { deny, toolOf, type CallGate } from '../call.js';
+import { hostOfUrl, normalizeEgressHost } from '../egress-host.js';
+
+/**
+ * Gate 8: every host the call will reach (the manifest's fixed hosts and the host of its URL
+ * argument) passes the tenant's egress settings, or the boot configuration when the tenant saved
+ * none. Off by default; enabled with an empty list denies everything; `allowAny` passes any host
+ * (the network guard still refuses private addresses). The passed hosts are what the call's
+ * HTTP client will be limited to.
+ */
+export const egressGate: CallGate = {
+  name: 'egress',
+  async check(call, { deps }) {
+    const manifest = toolOf(call).manifest;
+    const hosts = new Set<string>(manifest.egress?.hosts ?? []);
+    const urlArg = manifest.egress?.urlArg;
+    if (urlArg !== undefined && call.args[urlArg] !== undefined) {
+      const value = call.args[urlArg];
+      const parsed = typeof value === 'string' ? hostOfUrl(value) : { problem: 'is not a string' };
+      if ('problem' in parsed) {
+        return deny('egress', 'INVALID_INPUT', `The egress gate cannot check argument '${urlArg}': it ${parsed.problem}.`, `Pass an absolute http(s) URL in '${urlArg}', without user:password@.`);
+      }
+      hosts.add(parsed.host);
+    }
+    const networked = manifest.permissions.some((p) => p.type === 'network');
+    if (hosts.size === 0 && !networked) return undefined;
+
+    const settings = (await deps.settings.getEgress(call.principal.tenant)) ?? deps.bootEgress;
+    const first = hosts.values().next().value;
+    if (!settings.enabled) {
+      if (hosts.size === 0) {
+        call.egress = { hosts, allowAny: false };
+        return undefined;
+      }
+      return deny(
+        'egress',
+        'EGRESS_BLOCKED',
+        `Network egress is off for tenant '${call.principal.tenant}', so '${manifest.name}' cannot reach '${first}'.`,
+        `An operator can enable egress and allow '${first}' with settings.egress.allow {"host": "${first}"} (POST /api/v1/settings/egress/allow).`,
+        { host: first ?? null },
+      );
+    }
+    if (settings.allowAny) {
+      call.egress = { hosts, allowAny: true };
+      return undefined;
+    }
+    const allowed = new Set(settings.hosts.map(normalised));
+    for (const host of hosts) {
+      if (!allowed.has(host)) {
+        return deny(
+          'egress',
+          'EGRESS_BLOCKED',
+          `Egress to '${host}' is not allowed for tenant '${call.principal.tenant}'${allowed.size === 0 ? ' (its allowlist is empty)' : ''}.`,
+          `An operator can allow it with settings.egress.allow {"host": "${host}"} (POST /api/v1/settings/egress/allow).`,
+          { host },
+        );
+      }
+    }
+    call.egress = { hosts, allowAny: false };
+    return undefined;
+  },
+};
+
+/** Saved hosts should already be normal; a stray malformed entry simply matches nothing. */
+function normalised(host: string): string {
+  try {
+    return normalizeEgressHost(host);
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,52 @@
+import type {
+  ApprovalStore,
+  AuditSink,
+  BudgetStore,
+  Clock,
+  EgressSettings,
+  GatewayListener,
+  HttpClient,
+  PrincipalDirectory,
+  SettingsStore,
+  ToolExecutor,
+} from '@toolgate/contracts';
+import type { ToolRegistry } from './tool-registry.js';
+
+/** Size and time bounds the gateway enforces on every call. */
+export interface GatewayLimits {
+  /** Largest serialized arguments (UTF-8 bytes of their JSON). Default 64 KiB. */
+  readonly maxArgsBytes: number;
+  /** Largest serialized output (UTF-8 bytes), unless the manifest sets its own. Default 1 MiB. */
+  readonly maxOutputBytes: number;
+  /** How long an approval request stays decidable and usable. Default 15 minutes. */
+  readonly approvalTtlMs: number;
+}
+
+export const DEFAULT_LIMITS: GatewayLimits = {
+  maxArgsBytes: 64 * 1024,
+  maxOutputBytes: 1024 * 1024,
+  approvalTtlMs: 15 * 60 * 1000,
+};
+
+/** Everything the gateway needs; the composition root builds it from configuration. */
+export interface GatewayDeps {
+  readonly registry: ToolRegistry;
+  readonly directory: PrincipalDirectory;
+  readonly approvals: ApprovalStore;
+  readonly budgets: BudgetStore;
+  readonly settings: SettingsStore;
+  readonly audit: AuditSink;
+  /** One executor per tier; a tool whose tier has none cannot run. */
+  readonly executors: readonly ToolExecutor[];
+  readonly clock: Clock;
+  /** The guarded client, handed (scoped to the call's egress) to tools with a `network` permission. */
+  readonly http?: HttpClient;
+  /** Host directory under which each tenant gets its workspace `<workspaceRoot>/<tenant>`. */
+  readonly workspaceRoot: string;
+  /** Egress settings from the boot configuration; a tenant's saved settings replace them wholesale. */
+  readonly bootEgress: EgressSettings;
+  readonly limits?: Partial<GatewayLimits>;
+  readonly listeners?: readonly GatewayListener[];
+  /** Ids for calls and approvals; random UUIDs by default. */
+  readonly newId?: () => string;
+}

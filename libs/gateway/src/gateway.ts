@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import type {
+  ApprovalRecord,
+  ApprovalStatus,
+  AuditRecord,
+  AuditReport,
+  EgressSettings,
+  ExplainResult,
+  Gate,
+  InvokeRequest,
+  InvokeResult,
+  JsonObject,
+  Principal,
+  ToolManifest,
+} from '@toolgate/contracts';
+import { ApprovalDesk, type ApprovalRequestResult } from './approval-desk.js';
+import { AuditAccess } from './audit-access.js';
+import { deny, newCall, type Call, type Runtime } from './call.js';
+import { EgressSettingsDesk } from './egress-settings.js';
+import { GatePipeline, PREFLIGHT_GATES, runGates } from './gate-pipeline.js';
+import { DEFAULT_LIMITS, type GatewayDeps } from './gateway-deps.js';
+import { payloadDigestOf } from './gates/approval-gate.js';
+import { executorFor } from './gates/execute-gate.js';
+import { TenantWorkspaces } from './tenant-workspaces.js';
+import { ToolAccess } from './tool-access.js';
+
+/**
+ * The one chokepoint every tool call passes: twelve gates in a fixed order, failing closed
+ * (DESIGN §3, ADR 0005). `invoke` never throws; a refusal is a normal result. The other methods
+ * are the approval, settings and audit operations the API exposes, each checking the caller's
+ * built-in roles and throwing `GatewayError` when refused.
+ */
+export class Gateway {
+  readonly #runtime: Runtime;
+  readonly #pipeline: GatePipeline;
+  readonly #approvals: ApprovalDesk;
+  readonly #egress: EgressSettingsDesk;
+  readonly #audit: AuditAccess;
+
+  constructor(deps: GatewayDeps) {
+    const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+    for (const [key, value] of Object.entries(limits)) {
+      if (!Number.isInteger(value) || value <= 0) throw new RangeError(`gateway limit ${key} must be a positive integer`);
+    }
+    this.#runtime = {
+      deps,
+      limits,
+      access: new ToolAccess(deps.directory),
+      executors: new Map(deps.executors.map((e) => [e.tier, e])),
+      newId: deps.newId ?? randomUUID,
+      workspaces: new TenantWorkspaces(deps.workspaceRoot),
+    };
+    this.#pipeline = new GatePipeline(this.#runtime);
+    this.#approvals = new ApprovalDesk(this.#runtime);
+    this.#egress = new EgressSettingsDesk(this.#runtime);
+    this.#audit = new AuditAccess(this.#runtime);
+  }
+
+  /** Runs a tool call through every gate. Never throws: an unexpected fault is a denial too. */
+  async invoke(principal: Principal, request: InvokeRequest, options: { signal?: AbortSignal } = {}): Promise<InvokeResult> {
+    let call: Call;
+    try {
+      call = this.#newCall('invoke', principal, request);
+    } catch {
+      // Without a clock or an id there is nothing to audit against; refuse plainly.
+      return { ok: false, callId: 'unassigned', denial: unexpectedAt('lookup') };
+    }
+    try {
+      return await this.#pipeline.invoke(call, options.signal);
+    } catch {
+      return this.#pipeline.refuse(call, unexpected(call));
+    }
+  }
+
+  /**
+   * What `invoke` would decide at gates 1–8 (and whether an executor exists for the tool's tier),
+   * without executing, charging, consuming or auditing anything.
+   */
+  async explain(principal: Principal, request: InvokeRequest): Promise<ExplainResult> {
+    const passed: Gate[] = ['authenticate'];
+    let call: Call | undefined;
+    try {
+      call = this.#newCall('explain', principal, request);
+      const denial = (await runGates(PREFLIGHT_GATES, call, this.#runtime, passed)) ?? notRunnable(call, this.#runtime);
+      return {
+        wouldRun: denial === undefined,
+        passed,
+        ...(denial ? { denial } : {}),
+        ...(call.inputAccepted && call.repaired.length > 0 ? { repaired: call.repaired } : {}),
+        ...(call.inputAccepted ? { payloadDigest: payloadDigestOf(call) } : {}),
+        approvalRequired: call.approvalRequired,
+      };
+    } catch {
+      return { wouldRun: false, passed, denial: call ? unexpected(call) : unexpectedAt('lookup'), approvalRequired: call?.approvalRequired ?? false };
+    }
+  }
+
+  /** The manifests of the tools this principal may call (tenant allowlist ∩ roles). */
+  listTools(principal: Principal): ToolManifest[] {
+    const { registry } = this.#runtime.deps;
+    const tools = registry.list();
+    const mine = new Set(this.#runtime.access.toolsOf(principal, tools));
+    return tools.filter((t) => mine.has(t.manifest.name)).map((t) => t.manifest);
+  }
+
+  /** Asks for an approval of one exact (repaired) payload; returns the pending record with its digest. */
+  requestApproval(principal: Principal, request: { tool: string; version?: string; args: JsonObject }): Promise<ApprovalRequestResult> {
+    return this.#approvals.request(principal, request).catch(() => ({ ok: false as const, denial: unexpectedAt('approval') }));
+  }
+
+  /** Approvers and operators see their tenant's approvals; everyone else only their own requests. */
+  listApprovals(principal: Principal, filter?: { status?: ApprovalStatus; limit?: number }): Promise<readonly ApprovalRecord[]> {
+    return this.#approvals.list(principal, filter);
+  }
+
+  /** Approves or denies a pending request (approver role, same tenant). Throws `GatewayError`. */
+  decideApproval(principal: Principal, id: string, decision: { approve: boolean; reason?: string }): Promise<ApprovalRecord> {
+    return this.#approvals.decide(principal, id, decision);
+  }
+
+  /** The tenant's effective egress settings: saved ones, else the boot configuration. */
+  getEgress(principal: Principal): Promise<EgressSettings> {
+    return this.#egress.get(principal);
+  }
+
+  /** Replaces the tenant's egress settings (operator only); hosts are validated and normalised. */
+  setEgress(principal: Principal, settings: EgressSettings): Promise<EgressSettings> {
+    return this.#egress.set(principal, settings);
+  }
+
+  /** Enables egress and adds one host for the tenant (operator only). */
+  allowEgressHost(principal: Principal, host: string): Promise<EgressSettings> {
+    return this.#egress.allowHost(principal, host);
+  }
+
+  /** The newest audit records: the whole tenant for operators, one's own for everyone else. */
+  auditTail(principal: Principal, query: { limit: number; afterSeq?: number }): Promise<readonly AuditRecord[]> {
+    return this.#audit.tail(principal, query);
+  }
+
+  /** Verifies the whole audit trail (operator only). */
+  auditVerify(principal: Principal): Promise<AuditReport> {
+    return this.#audit.verify(principal);
+  }
+
+  #newCall(mode: Call['mode'], principal: Principal, request: InvokeRequest): Call {
+    return newCall(this.#runtime.newId(), mode, principal, request, this.#runtime.deps.clock.now());
+  }
+}
+
+function notRunnable(call: Call, runtime: Runtime) {
+  const executor = executorFor(call, runtime);
+  return 'execute' in executor ? undefined : executor;
+}
+
+/** A fault the gates did not anticipate is still a refusal, attributed to where it happened. */
+function unexpected(call: Call) {
+  return call.gate === 'execute' || call.gate === 'output' ? unexpectedExecution() : unexpectedAt(call.gate);
+}
+
+function unexpectedAt(gate: Gate) {
+  return deny(gate, 'STATE_UNAVAILABLE', `The gateway failed unexpectedly at the ${gate} gate, so the call was refused.`, 'Try again later; if it persists, an operator should check the gateway log.');
+}
+
+function unexpectedExecution() {
+  return deny('execute', 'EXECUTION_FAILED', 'The gateway failed unexpectedly while running the tool.', 'An operator can find the call by its callId.');
+}

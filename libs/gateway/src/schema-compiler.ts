@@ -1,0 +1,60 @@
+import type { JsonSchema, JsonValue } from '@toolgate/contracts';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import formatsPlugin from 'ajv-formats';
+
+/** A compiled JSON Schema check. `errors` describes the last failure. */
+export type SchemaValidator = ValidateFunction<JsonValue>;
+export type SchemaError = ErrorObject;
+
+const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
+
+// Strict: a keyword ajv does not know is a manifest bug, not something to ignore silently.
+// `strictRequired` stays off because `required` inside `anyOf` branches is legitimate.
+// No `coerceTypes`, `useDefaults` or `removeAdditional`: validation must never change the
+// arguments; every change is an explicit, reported repair.
+const OPTIONS = { strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true } as const;
+
+function withFormats<A extends Ajv | Ajv2020>(ajv: A): A {
+  formatsPlugin.default(ajv);
+  return ajv;
+}
+
+let draft7: Ajv | undefined;
+let draft2020: Ajv2020 | undefined;
+
+/** Schemas naming draft 2020-12 get the 2020 dialect; everything else draft-07 (ajv's default). */
+function ajvFor(schema: JsonSchema): Ajv | Ajv2020 {
+  if (schema['$schema'] === DRAFT_2020 || schema['$schema'] === `${DRAFT_2020}#`) {
+    draft2020 ??= withFormats(new Ajv2020(OPTIONS));
+    return draft2020;
+  }
+  draft7 ??= withFormats(new Ajv(OPTIONS));
+  return draft7;
+}
+
+// Compiling is expensive (it generates code); validating is cheap. Schemas are cached by object
+// identity (the common case: a manifest registered once) and, for sources that rebuild their
+// definitions, by their text in a bounded map.
+const byObject = new WeakMap<JsonSchema, SchemaValidator>();
+const byText = new Map<string, SchemaValidator>();
+const MAX_TEXT_ENTRIES = 1000;
+
+/**
+ * The compiled validator of a schema, compiled once and cached. Throws the compiler's error
+ * (with ajv's own explanation) for a schema that is not valid or not strict.
+ */
+export function compileSchema(schema: JsonSchema): SchemaValidator {
+  const cached = byObject.get(schema);
+  if (cached) return cached;
+  const text = JSON.stringify(schema);
+  let validator = byText.get(text);
+  if (!validator) {
+    // A copy, so later mutation of the manifest object cannot desynchronise the compiled code.
+    validator = ajvFor(schema).compile<JsonValue>(JSON.parse(text) as JsonSchema);
+    if (byText.size >= MAX_TEXT_ENTRIES) byText.delete(byText.keys().next().value as string);
+    byText.set(text, validator);
+  }
+  byObject.set(schema, validator);
+  return validator;
+}

@@ -1,0 +1,117 @@
+import type { ToolDefinition, ToolManifest, ToolSource } from '@toolgate/contracts';
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from './gateway-error.js';
+import { ToolRegistry } from './tool-registry.js';
+
+function tool(overrides: Partial<ToolManifest> = {}): ToolDefinition {
+  return {
+    manifest: {
+      name: 'echo',
+      version: '1.0.0',
+      description: 'Echoes.',
+      provenance: 'first-party',
+      risk: 'low',
+      permissions: [],
+      input: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+      output: { type: 'object' },
+      tier: 'inprocess',
+      timeoutMs: 1000,
+      ...overrides,
+    },
+    handler: { invoke: async (args) => args },
+  };
+}
+
+function rejection(def: ToolDefinition, trust = {}): string {
+  try {
+    new ToolRegistry().register(def, trust);
+  } catch (error) {
+    expect(error).toBeInstanceOf(GatewayError);
+    expect((error as GatewayError).code).toBe('INVALID');
+    return (error as Error).message;
+  }
+  throw new Error('accepted');
+}
+
+describe('ToolRegistry', () => {
+  it('registers, gets and lists tools in order, refusing a duplicate name', () => {
+    const registry = new ToolRegistry([tool(), tool({ name: 'other' })]);
+    expect(registry.get('echo')?.manifest.name).toBe('echo');
+    expect(registry.get('nope')).toBeUndefined();
+    expect(registry.list().map((d) => d.manifest.name)).toEqual(['echo', 'other']);
+    expect(() => registry.register(tool())).toThrow("a tool named 'echo' is already registered");
+  });
+
+  it.each<[string, Partial<ToolManifest>, string]>([
+    ['a bad name', { name: 'Echo Tool' }, 'snake_case'],
+    ['a bad MCP name', { name: 'echo', provenance: 'mcp:files' }, "'<server>__<tool>'"],
+    ['a bad version', { version: 'latest' }, 'semver'],
+    ['an empty description', { description: ' ' }, 'description'],
+    ['an unknown risk', { risk: 'none' as never }, 'risk must be one of'],
+    ['an open input schema', { input: { type: 'object', properties: {} } }, 'must be closed'],
+    ['a non-object input schema', { input: { type: 'string' } }, "must be an object schema"],
+    ['a required argument it does not define', { input: { type: 'object', properties: {}, required: ['x'], additionalProperties: false } }, "requires 'x' but does not define it"],
+    ['an unknown schema keyword', { input: { type: 'object', properties: {}, additionalProperties: false, frobnicate: true } }, 'does not compile: strict mode: unknown keyword'],
+    ['an output schema that does not compile', { output: { type: 'nonsense' } }, 'the output schema does not compile'],
+    ['a zero timeout', { timeoutMs: 0 }, 'timeoutMs must be a positive integer'],
+    ['an unknown tier', { tier: 'vm' as never }, 'tier must be one of'],
+    ['an unknown permission', { permissions: [{ type: 'root' as never, scope: '*' }] }, "permission type 'root'"],
+    ['a permission without scope', { permissions: [{ type: 'network', scope: '' }] }, 'needs a non-empty scope'],
+    ['an egress host not in normal form', { egress: { hosts: ['Example.com'] } }, "normal form 'example.com'"],
+    ['an invalid egress host', { egress: { hosts: ['https://x.test'] } }, 'egress host'],
+    ['a urlArg that is not a string argument', { egress: { urlArg: 'url' } }, "egress.urlArg 'url'"],
+    ['a bad integrity', { integrity: 'md5:abc' }, 'integrity'],
+    ['a bad maxOutputBytes', { maxOutputBytes: -1 }, 'maxOutputBytes'],
+  ])('refuses %s with a clear error', (_what, overrides, message) => {
+    const text = rejection(tool(overrides));
+    expect(text).toContain(message);
+    expect(text).toMatch(/^tool '/);
+  });
+
+  it("refuses MCP tools claiming 'low' risk unless explicitly trusted", () => {
+    const mcp = tool({ name: 'files__read', provenance: 'mcp:files', risk: 'low' });
+    expect(rejection(mcp)).toContain("risk 'low' needs an operator's explicit trust");
+    expect(() => new ToolRegistry().register(mcp, { trustLowRisk: true })).not.toThrow();
+    expect(() => new ToolRegistry().register(tool({ name: 'files__read', provenance: 'mcp:files', risk: 'high' }))).not.toThrow();
+  });
+
+  it('accepts an open schema with ignoreUnknownArgs', () => {
+    expect(() => new ToolRegistry().register(tool({ ignoreUnknownArgs: true, input: { type: 'object', properties: { a: { type: 'string' } } } }))).not.toThrow();
+  });
+
+  it('accepts draft 2020-12 schemas', () => {
+    const input = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false };
+    expect(() => new ToolRegistry().register(tool({ input }))).not.toThrow();
+  });
+
+  it('reads sources on every lookup, leaving out and reporting invalid or clashing tools', () => {
+    let offered: ToolDefinition[] = [tool({ name: 'srv__ok', provenance: 'mcp:srv', risk: 'high' })];
+    const source: ToolSource = { name: 'srv', tools: () => offered };
+    const registry = new ToolRegistry([tool(), tool({ name: 'srv__dup' })]);
+    registry.addSource(source);
+    expect(registry.list().map((d) => d.manifest.name)).toEqual(['echo', 'srv__dup', 'srv__ok']);
+    expect(registry.get('srv__ok')).toBeDefined();
+
+    offered = [tool({ name: 'srv__low', provenance: 'mcp:srv', risk: 'low' }), tool({ name: 'srv__dup', provenance: 'mcp:srv', risk: 'high' })];
+    expect(registry.get('srv__ok')).toBeUndefined();
+    expect(registry.get('srv__low')).toBeUndefined();
+    expect(registry.get('srv__dup')?.manifest.provenance).toBe('first-party');
+    expect(registry.rejected()).toEqual([
+      { source: 'srv', tool: 'srv__low', reason: expect.stringContaining("risk 'low'") },
+      { source: 'srv', tool: 'srv__dup', reason: "the name 'srv__dup' is already taken" },
+    ]);
+    expect(() => registry.addSource(source)).toThrow("a tool source named 'srv' is already added");
+  });
+
+  it('treats a source that throws as offering nothing', () => {
+    const registry = new ToolRegistry();
+    registry.addSource({
+      name: 'broken',
+      tools: () => {
+        throw new Error('disconnected');
+      },
+    });
+    expect(registry.list()).toEqual([]);
+    expect(registry.get('broken__x')).toBeUndefined();
+  });
+});

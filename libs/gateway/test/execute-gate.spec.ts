@@ -1,0 +1,167 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ToolError, type GatewayListener, type JsonObject, type JsonValue, type ToolContext, type ToolExecutor, type ToolHandler } from '@toolgate/contracts';
+import { describe, expect, it } from 'vitest';
+import { denialOf, harness, testTool } from './harness.js';
+
+function slowTool(timeoutMs: number, run: (args: JsonObject, ctx: ToolContext) => Promise<JsonValue>) {
+  return testTool({ name: 'slow', timeoutMs }, run);
+}
+
+describe('gate 10: execute', () => {
+  it('answers TIMEOUT at the deadline even when the handler ignores its signal', async () => {
+    let signal: AbortSignal | undefined;
+    const tool = slowTool(50, (_args, ctx) => {
+      signal = ctx.signal;
+      return new Promise((resolve) => setTimeout(() => resolve('late'), 1500));
+    });
+    const h = harness({ tools: [tool] });
+    const started = performance.now();
+    const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'slow', args: {} }));
+    const elapsed = performance.now() - started;
+    expect(denial).toMatchObject({ gate: 'execute', code: 'TIMEOUT', message: 'The tool did not finish within its 50 ms deadline.' });
+    expect(elapsed).toBeLessThan(1000);
+    expect(signal?.aborted).toBe(true);
+    expect(h.audit.kinds()).toEqual(['authorized', 'failed:TIMEOUT']);
+  });
+
+  it('answers TIMEOUT on its own if the executor never reports back', async () => {
+    const stuck: ToolExecutor = { tier: 'inprocess', check: async () => undefined, execute: () => new Promise(() => undefined) };
+    const h = harness({ tools: [slowTool(20, async () => null)], executors: [stuck] });
+    const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'slow', args: {} }));
+    expect(denial.code).toBe('TIMEOUT');
+  });
+
+  it('does not trust the executor error text: an abort before the deadline is not a timeout', async () => {
+    const liar: ToolExecutor = {
+      tier: 'inprocess',
+      check: async () => undefined,
+      execute: async () => {
+        throw new ToolError('timed out after 1 ms', 'ABORTED');
+      },
+    };
+    const h = harness({ tools: [slowTool(5000, async () => null)], executors: [liar] });
+    const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'slow', args: {} }));
+    expect(denial).toMatchObject({ code: 'EXECUTION_FAILED', message: 'timed out after 1 ms' });
+  });
+
+  it('never passes on a foreign error message (it may hold paths or secrets)', async () => {
+    const tool = testTool({ name: 'leaky' }, async () => {
+      throw new Error("ENOENT: open '/root/secret/path/key.pem' (token sk-123)");
+    });
+    const h = harness({ tools: [tool] });
+    const result = await h.gateway.invoke(h.who('worker-1'), { tool: 'leaky', args: {} });
+    const denial = denialOf(result);
+    expect(denial).toMatchObject({ gate: 'execute', code: 'EXECUTION_FAILED', message: 'the tool failed', data: { reason: 'UNEXPECTED' } });
+    expect(JSON.stringify(result)).not.toContain('/root/secret/path');
+    expect(JSON.stringify(h.audit.events)).not.toContain('/root/secret/path');
+    expect(JSON.stringify(h.audit.events)).not.toContain('sk-123');
+  });
+
+  it('passes on a ToolError message, with host paths and the workspace root stripped but the caller own paths kept', async () => {
+    const tool = testTool(
+      { name: 'files', input: { type: 'object', properties: { path: { type: 'string' } }, additionalProperties: false } },
+      async (args, ctx) => {
+        throw new ToolError(`cannot read '${String(args['path'])}': ${ctx.workspaceRoot}/notes.txt is locked by /usr/lib/toolgate/lock.js`, 'LOCKED');
+      },
+    );
+    const h = harness({ tools: [tool] });
+    const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'files', args: { path: '/etc/hosts' } }));
+    expect(denial).toMatchObject({
+      code: 'EXECUTION_FAILED',
+      message: "cannot read '/etc/hosts': <workspace>/notes.txt is locked by [path]",
+      data: { reason: 'LOCKED' },
+    });
+    expect(h.audit.events.at(-1)).toMatchObject({ event: 'failed', code: 'EXECUTION_FAILED', detail: denial.message });
+  });
+
+  it('refuses a tool whose tier has no executor before authorizing or charging anything', async () => {
+    const tool = testTool({ name: 'sandboxed', tier: 'bwrap' });
+    const h = harness({ tools: [tool] });
+    const denial = denialOf(await h.gateway.invoke(h.who('thrifty'), { tool: 'sandboxed', args: {} }));
+    expect(denial).toMatchObject({ gate: 'execute', code: 'EXECUTION_FAILED' });
+    expect(denial.message).toContain("tier 'bwrap' is not available");
+    expect(h.audit.kinds()).toEqual(['denied:EXECUTION_FAILED']);
+    expect(await h.budgets.remaining('acme', 'thrifty', { calls: 2, windowSeconds: 60 }, h.clock.now())).toBe(2);
+  });
+
+  it('hands the handler its tenant workspace, created on first use, and the call id and principal', async () => {
+    const tool = testTool({ name: 'where' }, async (_args, ctx) => ({ root: ctx.workspaceRoot, exists: existsSync(ctx.workspaceRoot), callId: ctx.callId, who: ctx.principal.id }));
+    const h = harness({ tools: [tool] });
+    const result = await h.gateway.invoke(h.who('worker-g'), { tool: 'where', args: {} });
+    expect(result).toMatchObject({ ok: true, output: { root: join(h.workspaceRoot, 'globex'), exists: true, callId: result.callId, who: 'worker-g' } });
+  });
+
+  it('refuses a tenant name that cannot be a directory, without running the tool', async () => {
+    const tool = testTool({ name: 'where' });
+    const h = harness({ tools: [tool], tenants: { '../escape': { tools: ['*'], selfApproval: false, grants: [] } } });
+    const denial = denialOf(await h.gateway.invoke({ id: 'x', tenant: '../escape', roles: ['worker'] }, { tool: 'where', args: {} }));
+    expect(denial).toMatchObject({ gate: 'execute', code: 'EXECUTION_FAILED' });
+    expect(tool.calls).toHaveLength(0);
+    expect(existsSync(join(h.workspaceRoot, '..', 'escape'))).toBe(false);
+  });
+
+  it('aborts the handler when the caller goes away', async () => {
+    const caller = new AbortController();
+    let seen: AbortSignal | undefined;
+    const tool = slowTool(5000, (_args, ctx) => {
+      seen = ctx.signal;
+      setTimeout(() => caller.abort(), 10);
+      return new Promise(() => undefined);
+    });
+    const h = harness({ tools: [tool] });
+    const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'slow', args: {} }, { signal: caller.signal }));
+    expect(denial).toMatchObject({ code: 'EXECUTION_FAILED', message: 'The call was cancelled by the caller before the tool finished.' });
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it('tells listeners about audited failures, and a throwing listener changes nothing', async () => {
+    const seen: unknown[] = [];
+    const listeners: GatewayListener[] = [
+      {
+        onToolFailure: async () => {
+          throw new Error('listener bug');
+        },
+      },
+      { onToolFailure: async (failure) => void seen.push(failure) },
+    ];
+    const tool = testTool({ name: 'fails', input: { type: 'object', properties: { n: { type: 'number' } }, additionalProperties: false } }, async () => {
+      throw new ToolError('no luck');
+    });
+    const h = harness({ tools: [tool], deps: { listeners } });
+    const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'fails', args: { n: 1 } }));
+    expect(denial.message).toBe('no luck');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(seen).toEqual([{ principal: h.who('worker-1'), tool: 'fails', args: { n: 1 }, message: 'no luck', at: h.clock.now() }]);
+  });
+
+  it('does not tell listeners about a failure whose outcome could not be audited', async () => {
+    const seen: unknown[] = [];
+    const tool = testTool({ name: 'fails' }, async () => {
+      throw new ToolError('no luck');
+    });
+    const h = harness({ tools: [tool], deps: { listeners: [{ onToolFailure: async (f) => void seen.push(f) }] } });
+    h.audit.failWhen = (e) => e.event === 'failed';
+    expect(denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'fails', args: {} })).code).toBe('OUTCOME_UNAUDITED');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(seen).toEqual([]);
+  });
+
+  it('gives process tiers their runner in the context', async () => {
+    const processes = { run: async () => ({}) as never, prepare: () => ({}) as never };
+    let got: unknown;
+    const executor: ToolExecutor = {
+      tier: 'subprocess',
+      processes,
+      check: async () => undefined,
+      execute: (handler: ToolHandler, args, ctx) => handler.invoke(args, ctx),
+    };
+    const tool = testTool({ name: 'proc', tier: 'subprocess' }, async (_args, ctx) => {
+      got = ctx.process;
+      return null;
+    });
+    const h = harness({ tools: [tool], executors: [executor] });
+    expect((await h.gateway.invoke(h.who('worker-1'), { tool: 'proc', args: {} })).ok).toBe(true);
+    expect(got).toBe(processes);
+  });
+});
