@@ -1,0 +1,336 @@
+import {
+  ToolError,
+  type JsonObject,
+  type JsonValue,
+  type KnowledgeGraph,
+  type Principal,
+  type PrincipalDirectory,
+  type PrincipalRecord,
+  type QueryAnswer,
+  type QueryLimits,
+  type TenantPolicy,
+  type ToolDefinition,
+  type Triple,
+} from '@toolgate/contracts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createKnownFailureRecorder } from './known-failures.js';
+import { DEFAULT_QUERY_LIMITS, MAX_FINDING_CHARS, createMemoryTools } from './memory.tools.js';
+import { seedTeamRoster } from './team-roster.js';
+import { QUERY_PROLOGUE } from './vocabulary.js';
+
+/**
+ * A graph for these tests (tools may not import adapters): it keeps each tenant's triples as
+ * written, implements `replace` by subject prefix, and answers queries with what a test queued.
+ * SPARQL evaluation itself is tested against Oxigraph in the adapter's spec.
+ */
+class RecordingGraph implements KnowledgeGraph {
+  readonly triples = new Map<string, Triple[]>();
+  readonly queries: { tenant: string; sparql: string; limits: QueryLimits }[] = [];
+  readonly answers: (QueryAnswer | Error)[] = [];
+
+  async add(tenant: string, triples: readonly Triple[]): Promise<void> {
+    this.triples.set(tenant, [...(this.triples.get(tenant) ?? []), ...triples]);
+  }
+
+  async replace(tenant: string, subjectPrefix: string, triples: readonly Triple[]): Promise<void> {
+    const kept = (this.triples.get(tenant) ?? []).filter((t) => !t.subject.value.startsWith(subjectPrefix));
+    this.triples.set(tenant, [...kept, ...triples]);
+  }
+
+  async query(tenant: string, sparql: string, limits: QueryLimits): Promise<QueryAnswer> {
+    this.queries.push({ tenant, sparql, limits });
+    const next = this.answers.shift();
+    if (!next) throw new Error('no answer queued');
+    if (next instanceof Error) throw next;
+    return next;
+  }
+
+  of(tenant: string): Triple[] {
+    return this.triples.get(tenant) ?? [];
+  }
+}
+
+const T0 = Date.UTC(2026, 4, 6, 7, 8, 9);
+const who = (id: string, tenant = 'acme'): Principal => ({ id, tenant, roles: ['worker'] });
+const TG = 'urn:toolgate:vocab:';
+const XSD_DATETIME = 'http://www.w3.org/2001/XMLSchema#dateTime';
+const RDF_TYPE = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type';
+
+/** Triples as compact tuples, for readable expectations. */
+const compact = (triples: readonly Triple[]) =>
+  triples.map((t) => [t.subject.value, t.predicate.value, t.object.type === 'iri' ? `<${t.object.value}>` : t.object.value]);
+
+describe('memory tools', () => {
+  let graph: RecordingGraph;
+  let tools: Map<string, ToolDefinition>;
+
+  beforeEach(() => {
+    graph = new RecordingGraph();
+    let ids = 0;
+    tools = new Map(
+      createMemoryTools({ graph, clock: { now: () => T0 }, newId: () => `id-${++ids}` }).map((t) => [t.manifest.name, t]),
+    );
+  });
+
+  const call = (tool: string, principal: Principal, args: JsonObject): Promise<JsonValue> =>
+    tools.get(tool)!.handler.invoke(args, { principal, signal: new AbortController().signal, workspaceRoot: '/nonexistent', callId: 'c1' });
+
+  async function toolError(promise: Promise<unknown>): Promise<ToolError> {
+    const error = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ToolError);
+    return error as ToolError;
+  }
+
+  it('declares low-risk, in-process tools that need the memory permission', () => {
+    expect([...tools.keys()]).toEqual(['memory_write', 'memory_query']);
+    const [write, query] = [...tools.values()].map((t) => t.manifest);
+    expect(write!.permissions).toEqual([{ type: 'memory', scope: 'write' }]);
+    expect(query!.permissions).toEqual([{ type: 'memory', scope: 'read' }]);
+    for (const manifest of [write!, query!]) {
+      expect(manifest.risk).toBe('low');
+      expect(manifest.tier).toBe('inprocess');
+      expect(manifest.input['additionalProperties']).toBe(false);
+    }
+  });
+
+  describe('memory_write', () => {
+    it('records an observation with its author and time in the caller’s tenant', async () => {
+      const result = await call('memory_write', who('worker-1'), { about: 'src/app.ts', finding: 'the retry loop never backs off' });
+      expect(result).toEqual({
+        id: 'urn:toolgate:observation:id-1',
+        about: 'src/app.ts',
+        author: 'urn:toolgate:team:worker-1',
+        recordedAt: '2026-05-06T07:08:09.000Z',
+      });
+      const obs = 'urn:toolgate:observation:id-1';
+      expect(compact(graph.of('acme'))).toEqual([
+        [obs, RDF_TYPE, `<${TG}Observation>`],
+        [obs, `${TG}about`, 'src/app.ts'],
+        [obs, `${TG}finding`, 'the retry loop never backs off'],
+        [obs, `${TG}author`, '<urn:toolgate:team:worker-1>'],
+        [obs, `${TG}recordedAt`, '2026-05-06T07:08:09.000Z'],
+      ]);
+      expect(graph.of('acme')[4]!.object).toEqual({ type: 'literal', value: '2026-05-06T07:08:09.000Z', datatype: XSD_DATETIME });
+      expect([...graph.triples.keys()]).toEqual(['acme']);
+    });
+
+    it('stores SPARQL-looking text as a literal, never as syntax', async () => {
+      const hostile = '" } ; DROP ALL ; INSERT DATA { <urn:x> <urn:y> "z" } #';
+      await call('memory_write', who('mallory'), { about: '<urn:toolgate:team:boss>', finding: hostile });
+      const triples = graph.of('acme');
+      expect(triples).toHaveLength(5);
+      expect(triples.find((t) => t.predicate.value === `${TG}finding`)!.object).toEqual({ type: 'literal', value: hostile });
+      expect(triples.find((t) => t.predicate.value === `${TG}about`)!.object).toEqual({ type: 'literal', value: '<urn:toolgate:team:boss>' });
+      expect(triples.every((t) => t.subject.value === 'urn:toolgate:observation:id-1')).toBe(true);
+    });
+
+    it('refuses empty, oversized and non-text arguments before writing', async () => {
+      expect((await toolError(call('memory_write', who('w'), { about: ' ', finding: 'x' }))).message).toBe("'about' is empty: give it some text");
+      expect((await toolError(call('memory_write', who('w'), { about: 'a', finding: 'x'.repeat(MAX_FINDING_CHARS + 1) }))).message).toMatch(
+        /at most 4000/,
+      );
+      expect((await toolError(call('memory_write', who('w'), { about: 'a', finding: 'bad \ud800' }))).reason).toBe('INVALID_ARGUMENT');
+      expect((await toolError(call('memory_write', who('w'), { about: 'a', finding: 7 }))).reason).toBe('INVALID_ARGUMENT');
+      expect(graph.triples.size).toBe(0);
+    });
+  });
+
+  describe('memory_query', () => {
+    it('queries the caller’s tenant with the prefixes declared and the default bounds', async () => {
+      const answer: QueryAnswer = { kind: 'bindings', variables: ['f'], rows: [{ f: 'the retry loop never backs off' }], truncated: false };
+      graph.answers.push(answer);
+      const sparql = 'SELECT ?f WHERE { ?o tg:about "src/app.ts" ; tg:finding ?f }';
+      expect(await call('memory_query', who('worker-2', 'globex'), { sparql })).toEqual(answer);
+      expect(graph.queries).toEqual([{ tenant: 'globex', sparql: `${QUERY_PROLOGUE}\n${sparql}`, limits: DEFAULT_QUERY_LIMITS }]);
+      expect(QUERY_PROLOGUE).toContain('PREFIX tg: <urn:toolgate:vocab:>');
+      expect(QUERY_PROLOGUE).toContain('PREFIX team: <urn:toolgate:team:>');
+      expect(QUERY_PROLOGUE).not.toContain('\n');
+    });
+
+    it('returns ASK answers and passes configured bounds', async () => {
+      let ids = 0;
+      const bounded = createMemoryTools({ graph, clock: { now: () => T0 }, newId: () => `x${++ids}`, limits: { maxRows: 5 } });
+      graph.answers.push({ kind: 'boolean', value: true });
+      const ctx = { principal: who('w'), signal: new AbortController().signal, workspaceRoot: '/nonexistent', callId: 'c2' };
+      expect(await bounded[1]!.handler.invoke({ sparql: 'ASK { ?s ?p ?o }' }, ctx)).toEqual({ kind: 'boolean', value: true });
+      expect(graph.queries[0]!.limits).toEqual({ ...DEFAULT_QUERY_LIMITS, maxRows: 5 });
+    });
+
+    it('reports error positions in the caller’s own text and keeps refusal reasons', async () => {
+      graph.answers.push(new ToolError('invalid SPARQL: error at 2:19: expected one of "(", "{"', 'QUERY_INVALID'));
+      const invalid = await toolError(call('memory_query', who('w'), { sparql: 'SELECT ?s WHERE ?s' }));
+      expect(invalid).toMatchObject({ reason: 'QUERY_INVALID', message: 'invalid SPARQL: error at 1:19: expected one of "(", "{"' });
+
+      graph.answers.push(new ToolError('SERVICE is refused: queries cannot reach other SPARQL endpoints', 'QUERY_REFUSED'));
+      const refused = await toolError(call('memory_query', who('w'), { sparql: 'SELECT * { SERVICE <http://x/> {} }' }));
+      expect(refused).toMatchObject({ reason: 'QUERY_REFUSED', message: 'SERVICE is refused: queries cannot reach other SPARQL endpoints' });
+
+      graph.answers.push(new ToolError('the query was stopped after 3000 ms: narrow its patterns or add a LIMIT', 'QUERY_TIMEOUT'));
+      expect((await toolError(call('memory_query', who('w'), { sparql: 'SELECT * { ?a ?b ?c . ?d ?e ?f }' }))).reason).toBe('QUERY_TIMEOUT');
+    });
+
+    it('refuses an empty or oversized query without asking the graph', async () => {
+      expect((await toolError(call('memory_query', who('w'), { sparql: '  ' }))).reason).toBe('QUERY_INVALID');
+      expect((await toolError(call('memory_query', who('w'), { sparql: `ASK {} #${'x'.repeat(10_000)}` }))).reason).toBe('QUERY_REFUSED');
+      expect(graph.queries).toEqual([]);
+    });
+
+    it('passes truncated answers on as truncated', async () => {
+      graph.answers.push({ kind: 'bindings', variables: ['s'], rows: [{ s: 'a' }], truncated: true });
+      expect(await call('memory_query', who('w'), { sparql: 'SELECT ?s { ?s ?p ?o }' })).toMatchObject({ truncated: true, rows: [{ s: 'a' }] });
+    });
+  });
+});
+
+describe('seedTeamRoster', () => {
+  const roles: Record<string, string[]> = {
+    worker: ['*'],
+    planner: ['send_message', 'read_messages', 'memory_query'],
+    searcher: ['web_search', 'not_registered'],
+  };
+  const tenants: Record<string, TenantPolicy> = {
+    acme: { tools: ['*'], selfApproval: false, grants: [] },
+    globex: { tools: ['send_message', 'read_messages', 'calculator'], selfApproval: false, grants: [] },
+  };
+  const records: PrincipalRecord[] = [
+    { id: 'planner-1', tenant: 'acme', roles: ['planner', 'approver'] },
+    { id: 'worker-1', tenant: 'acme', roles: ['worker'] },
+    { id: 'ghost', tenant: 'acme', roles: ['no-such-role'] },
+    { id: 'planner-1', tenant: 'globex', roles: ['planner', 'searcher'] },
+  ];
+  const directory: PrincipalDirectory = {
+    authenticate: () => undefined,
+    get: (tenant, id) => records.find((p) => p.tenant === tenant && p.id === id),
+    principals: (tenant) => records.filter((p) => p.tenant === tenant),
+    roleTools: (role) => roles[role],
+    tenant: (name) => tenants[name],
+    tenants: () => Object.keys(tenants),
+  };
+  const registered = ['calculator', 'memory_query', 'read_messages', 'send_message', 'web_search'];
+
+  /** member id → predicate local name → values, from the tenant's triples. */
+  function roster(triples: readonly Triple[]): Record<string, Record<string, string[]>> {
+    const out: Record<string, Record<string, string[]>> = {};
+    for (const t of triples) {
+      const member = decodeURIComponent(t.subject.value.replace('urn:toolgate:team:', ''));
+      const key = t.predicate.value.replace(/^.*[#:]/, '');
+      ((out[member] ??= {})[key] ??= []).push(t.object.value);
+    }
+    return out;
+  }
+
+  it('writes who holds which roles and tools, with * resolved per tenant', async () => {
+    const graph = new RecordingGraph();
+    expect(await seedTeamRoster(graph, directory, registered)).toEqual([
+      { tenant: 'acme', members: 3 },
+      { tenant: 'globex', members: 1 },
+    ]);
+    expect(roster(graph.of('acme'))).toEqual({
+      'planner-1': {
+        type: [`${TG}TeamMember`],
+        principal: ['planner-1'],
+        label: ['planner-1'],
+        role: ['planner', 'approver'],
+        canUse: ['memory_query', 'read_messages', 'send_message'],
+      },
+      'worker-1': {
+        type: [`${TG}TeamMember`],
+        principal: ['worker-1'],
+        label: ['worker-1'],
+        role: ['worker'],
+        canUse: ['calculator', 'memory_query', 'read_messages', 'send_message', 'web_search'],
+      },
+      ghost: { type: [`${TG}TeamMember`], principal: ['ghost'], label: ['ghost'], role: ['no-such-role'] },
+    });
+    // globex allows three tools: the planner keeps only those, and never an unregistered one.
+    expect(roster(graph.of('globex'))['planner-1']!['canUse']).toEqual(['read_messages', 'send_message']);
+    expect(graph.of('acme').every((t) => t.subject.value.startsWith('urn:toolgate:team:'))).toBe(true);
+  });
+
+  it('replaces the previous roster and leaves other memories alone', async () => {
+    const graph = new RecordingGraph();
+    await graph.add('acme', [
+      { subject: { type: 'iri', value: 'urn:toolgate:team:fired' }, predicate: { type: 'iri', value: `${TG}role` }, object: { type: 'literal', value: 'worker' } },
+      { subject: { type: 'iri', value: 'urn:toolgate:observation:1' }, predicate: { type: 'iri', value: `${TG}author` }, object: { type: 'iri', value: 'urn:toolgate:team:fired' } },
+    ]);
+    await seedTeamRoster(graph, directory, registered);
+    await seedTeamRoster(graph, directory, registered);
+    const members = Object.keys(roster(graph.of('acme').filter((t) => t.subject.value.startsWith('urn:toolgate:team:'))));
+    expect(members.sort()).toEqual(['ghost', 'planner-1', 'worker-1']);
+    expect(graph.of('acme').filter((t) => t.subject.value === 'urn:toolgate:observation:1')).toHaveLength(1);
+    expect(graph.of('acme').filter((t) => t.predicate.value === `${TG}canUse`)).toHaveLength(8);
+  });
+});
+
+describe('createKnownFailureRecorder', () => {
+  let graph: RecordingGraph;
+  let now: number;
+  beforeEach(() => {
+    graph = new RecordingGraph();
+    now = T0;
+  });
+  const recorder = () => createKnownFailureRecorder({ graph, clock: { now: () => now } });
+
+  it('records a not-found failure in the failing tenant’s graph, about the path it looked for', async () => {
+    await recorder().onToolFailure!({
+      principal: who('worker-1', 'globex'),
+      tool: 'read_file',
+      args: { path: 'docs/setup.md', encoding: 'utf8' },
+      message: "ENOENT: no such file 'docs/setup.md'",
+      at: now,
+    });
+    const triples = graph.of('globex');
+    const subject = triples[0]!.subject.value;
+    expect(subject).toMatch(/^urn:toolgate:failure:[0-9a-f]{32}$/);
+    expect(compact(triples)).toEqual([
+      [subject, RDF_TYPE, `<${TG}Observation>`],
+      [subject, RDF_TYPE, `<${TG}KnownFailure>`],
+      [subject, `${TG}tool`, 'read_file'],
+      [subject, `${TG}about`, 'docs/setup.md'],
+      [subject, `${TG}finding`, "ENOENT: no such file 'docs/setup.md'"],
+      [subject, `${TG}author`, '<urn:toolgate:team:worker-1>'],
+      [subject, `${TG}recordedAt`, '2026-05-06T07:08:09.000Z'],
+    ]);
+    expect(graph.triples.has('acme')).toBe(false);
+  });
+
+  it.each(['HTTP 404: page not found', 'no such file or directory', 'the path does not exist', 'Error: ENOENT'])('matches %j', async (message) => {
+    await recorder().onToolFailure!({ principal: who('w'), tool: 't', args: {}, message, at: now });
+    expect(graph.of('acme').find((t) => t.predicate.value === `${TG}about`)!.object.value).toBe('t');
+  });
+
+  it.each(['permission denied', 'timeout after 5000 ms', 'found 3 problems', 'notfound'])('ignores %j', async (message) => {
+    await recorder().onToolFailure!({ principal: who('w'), tool: 't', args: { path: 'a' }, message, at: now });
+    expect(graph.triples.size).toBe(0);
+  });
+
+  it('keeps one entry per failure and one time per occurrence', async () => {
+    const failure = { principal: who('w'), tool: 'read_file', args: { path: 'a.txt' }, message: 'file not found', at: now };
+    await recorder().onToolFailure!(failure);
+    now += 60_000;
+    await recorder().onToolFailure!({ ...failure, principal: who('w2') });
+    const subjects = new Set(graph.of('acme').map((t) => t.subject.value));
+    expect(subjects.size).toBe(1);
+    expect(graph.of('acme').filter((t) => t.predicate.value === `${TG}recordedAt`).map((t) => t.object.value)).toEqual([
+      '2026-05-06T07:08:09.000Z',
+      '2026-05-06T07:09:09.000Z',
+    ]);
+  });
+
+  it('records a URL without its credentials, query or fragment, and no other argument', async () => {
+    await recorder().onToolFailure!({
+      principal: who('w'),
+      tool: 'http_fetch',
+      args: { url: 'https://user:pw@api.example.com/v1/items?api_key=SECRET#top', headers: { authorization: 'Bearer SECRET' } },
+      message: 'HTTP 404 not found',
+      at: now,
+    });
+    const written = JSON.stringify(graph.of('acme'));
+    expect(written).toContain('https://api.example.com/v1/items');
+    expect(written).not.toContain('SECRET');
+    expect(written).not.toContain('pw@');
+  });
+});
