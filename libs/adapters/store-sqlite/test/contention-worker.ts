@@ -1,31 +1,30 @@
 /**
  * One "server process" for the cross-process tests: opens the state file, prints `ready`, waits
  * for `go` on stdin (so every worker contends at the same moment however slowly each booted),
- * then charges a budget or consumes an approval `attempts` times and prints how many succeeded.
+ * then tries to charge a budget and to consume an approval, and prints how often each succeeded.
  *
- * Usage: node --import tsx contention-worker.ts <db> <charge|consume> <attempts> <calls|approvalId>
+ * Usage: node --import tsx contention-worker.ts <db> <charges> <calls> <consumes> <approvalId>
  */
 import { once } from 'node:events';
 import { openSqliteStores } from '../src/index.js';
 
-const [path, mode, attemptsText, target] = process.argv.slice(2);
-if (!path || (mode !== 'charge' && mode !== 'consume') || !attemptsText || !target) {
-  process.stderr.write('usage: contention-worker <db> <charge|consume> <attempts> <calls|approvalId>\n');
+const [path, chargesText, callsText, consumesText, approvalId] = process.argv.slice(2);
+if (!path || !chargesText || !callsText || !consumesText || !approvalId) {
+  process.stderr.write('usage: contention-worker <db> <charges> <calls> <consumes> <approvalId>\n');
   process.exit(2);
 }
-const attempts = Number(attemptsText);
 const now = Date.UTC(2030, 0, 1, 12);
+const policy = { calls: Number(callsText), windowSeconds: 3600 };
 const stores = openSqliteStores(path);
 process.stdout.write('ready\n');
 await once(process.stdin, 'data');
-let succeeded = 0;
-for (let i = 0; i < attempts; i++) {
-  if (mode === 'charge') {
-    if (await stores.budgets.charge('tenant', 'alice', { calls: Number(target), windowSeconds: 3600 }, now)) succeeded++;
-  } else if ((await stores.approvals.consume('tenant', target, 'sha256:digest', now)).ok) {
-    succeeded++;
-  }
+let charged = 0;
+let consumed = 0;
+// Interleave the two so both contend for the whole run.
+for (let i = 0; i < Math.max(Number(chargesText), Number(consumesText)); i++) {
+  if (i < Number(chargesText) && (await stores.budgets.charge('tenant', 'alice', policy, now))) charged++;
+  if (i < Number(consumesText) && (await stores.approvals.consume('tenant', approvalId, 'sha256:digest', now)).ok) consumed++;
 }
 await stores.close();
-process.stdout.write(`${JSON.stringify({ succeeded })}\n`);
+process.stdout.write(`${JSON.stringify({ charged, consumed })}\n`);
 process.exit(0);
