@@ -1,3 +1,3 @@
 import { toolgateProject } from '../../vitest.shared.ts';
 
-export default toolgateProject('server');
+export default toolgateProject('server', { globalSetup: ['../../libs/testing/src/postgres/global-setup.ts'], testTimeout: 60_000 });

@@ -13,6 +13,7 @@ import { GuardedHttpClient } from '@toolgate/adapter-net-guard';
 import { createDuckDuckGoProvider } from '@toolgate/adapter-search-duckduckgo';
 import { createSearxngProvider } from '@toolgate/adapter-search-searxng';
 import { createTavilyProvider } from '@toolgate/adapter-search-tavily';
+import { PgStores } from '@toolgate/adapter-store-postgres';
 import { openSqliteStores } from '@toolgate/adapter-store-sqlite';
 import type {
   ApprovalStore,
@@ -144,6 +145,22 @@ async function startMcpSources(config: ServerConfig, executors: readonly ToolExe
   return sources;
 }
 
+/** Approvals, budgets and settings: one SQLite file by default, PostgreSQL to scale out. */
+async function openState(config: ServerConfig, log: Log): Promise<Pick<Resources, 'approvals' | 'budgets' | 'settings'> & { close(): Promise<void> }> {
+  if (config.store === 'postgres') {
+    try {
+      return await PgStores.open(config.databaseUrl!, { onIdleError: (e) => log('warn', `postgres state pool: ${e.message}`) });
+    } catch (error) {
+      throw new StartupError(`TOOLGATE_STORE=postgres: ${(error as Error).message}`);
+    }
+  }
+  try {
+    return openSqliteStores(join(config.dataDir, 'state.db'));
+  } catch (error) {
+    throw new StartupError(`state database: ${(error as Error).message}`);
+  }
+}
+
 async function openExecutors(_config: ServerConfig): Promise<ToolExecutor[]> {
   const executors: ToolExecutor[] = [new InProcessExecutor(), new SubprocessExecutor()];
   for (const executor of executors) await executor.check();
@@ -158,7 +175,7 @@ export async function openResources(config: ServerConfig, log: Log): Promise<Res
     await mkdir(config.workspaceRoot, { recursive: true, mode: 0o700 });
     const { directory, demo } = await loadDirectory(config, log);
 
-    const state = openSqliteStores(join(config.dataDir, 'state.db'));
+    const state = await openState(config, log);
     closers.add(() => state.close());
 
     const audit = await openAudit(config, log, closers);
