@@ -1,3 +1,3 @@
 import { toolgateProject } from '../../../vitest.shared.ts';
 
-export default toolgateProject('adapter-audit-postgres');
+export default toolgateProject('adapter-audit-postgres', { globalSetup: ['../../testing/src/postgres/global-setup.ts'] });

@@ -1,1 +1,4 @@
-export {};
+export { PgAuditSink, MAX_TAIL_LIMIT, type PgAuditSinkOptions } from './pg-audit-sink.js';
+export { AuditCorruptError, AuditUnavailableError } from './errors.js';
+export { AuditSchemaTooNewError } from './pg-audit-schema.js';
+export { InvalidAuditEventError } from './chain/frame-codec.js';

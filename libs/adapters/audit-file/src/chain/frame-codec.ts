@@ -1,6 +1,7 @@
-// Kept byte-identical with libs/adapters/audit-postgres/src/chain/frame-codec.ts (a parity test in
-// audit-postgres compares them): both sinks write the same frame JSON and the same digest, so one
-// specification (docs/audit-format.md) and one reference verifier cover both.
+// This file is byte-identical in libs/adapters/audit-file/src/chain/ and
+// libs/adapters/audit-postgres/src/chain/ (a parity test in audit-postgres compares them): both
+// sinks write the same frame JSON and the same digest, so one specification
+// (docs/audit-format.md) and one reference verifier cover both; adapters may not import each other.
 import { createHmac, hash } from 'node:crypto';
 import type { AuditEvent, AuditEventKind, AuditRecord } from '@toolgate/contracts';
 import { redactSecrets } from './redact.js';

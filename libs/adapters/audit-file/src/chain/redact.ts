@@ -1,6 +1,6 @@
-// Kept byte-identical with libs/adapters/audit-postgres/src/chain/redact.ts (a parity test in
-// audit-postgres compares them): both sinks must redact exactly the same way, and adapters may
-// not import each other.
+// This file is byte-identical in libs/adapters/audit-file/src/chain/ and
+// libs/adapters/audit-postgres/src/chain/ (a parity test in audit-postgres compares them): both
+// sinks must redact exactly the same way, and adapters may not import each other.
 
 /** What a redacted secret is replaced with. */
 export const REDACTED = '[REDACTED]';

@@ -1,0 +1,77 @@
+// This file is byte-identical in libs/adapters/audit-file/src/chain/ and
+// libs/adapters/audit-postgres/src/chain/ (a parity test in audit-postgres compares them): both
+// sinks must redact exactly the same way, and adapters may not import each other.
+
+/** What a redacted secret is replaced with. */
+export const REDACTED = '[REDACTED]';
+
+/**
+ * Key names whose value is a secret when written as `key=value`, `key: value` or `"key":"value"`.
+ * Matched case-insensitively as a whole word, so `max_tokens` or "token budget" are left alone.
+ */
+const SECRET_KEYS =
+  'passwords?|passwd|secret|client[_-]?secret|api[_-]?keys?|apikey|x-api-key|access[_-]?key(?:[_-]?id)?|' +
+  'secret[_-]?access[_-]?key|private[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|id[_-]?token|' +
+  'session[_-]?token|token|bearer|authorization|credentials?|cookie|set-cookie';
+
+interface Rule {
+  readonly pattern: RegExp;
+  readonly replace: (match: string, ...groups: string[]) => string;
+}
+
+/**
+ * Order matters: whole-token shapes first (PEM blocks, JWTs, vendor prefixes), then schemes
+ * (`Bearer x`), then `key=value` pairs, so the most specific rule names what it removed.
+ */
+const RULES: readonly Rule[] = [
+  // PEM private keys, including a block cut off before its END line.
+  {
+    pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+    replace: () => REDACTED,
+  },
+  // JSON Web Tokens (header.payload.signature, base64url).
+  { pattern: /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g, replace: () => REDACTED },
+  // Vendor API keys with recognisable prefixes: OpenAI/Anthropic `sk-`, Stripe, GitHub, GitLab,
+  // Slack, AWS access key ids, Google API keys, npm tokens.
+  {
+    pattern:
+      /\b(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{8,}|\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{8,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bglpat-[A-Za-z0-9_-]{16,}|\bxox[abposr]-[A-Za-z0-9-]{8,}|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{30,}|\bnpm_[A-Za-z0-9]{30,}/g,
+    replace: () => REDACTED,
+  },
+  // `Bearer <token>` anywhere (other schemes, like `Basic`, are common words: they are caught
+  // below only after an `Authorization:` key).
+  {
+    pattern: /\b(Bearer)(\s+)[A-Za-z0-9._~+/=-]+/gi,
+    replace: (_m, scheme, space) => `${scheme}${space}${REDACTED}`,
+  },
+  // Credentials in URLs: scheme://user:password@host.
+  {
+    pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi,
+    replace: (_m, head) => `${head}${REDACTED}@`,
+  },
+  // key=value, key: value, "key": "value", key='value' (quotes kept, value removed).
+  {
+    pattern: new RegExp(
+      `(^|[^A-Za-z0-9_-])(["']?)(${SECRET_KEYS})\\2(\\s*[:=]\\s*)(?:"([^"]*)"|'([^']*)'|((?:(?:Bearer|Basic|Token|Digest)\\s+)?(?:\\[REDACTED\\]|[^\\s,;&}\\]"']+)))`,
+      'gi',
+    ),
+    replace: (match, lead, quote, key, sep, dq, sq, bare) => {
+      const value = dq ?? sq ?? bare ?? '';
+      // Nothing to hide, or already hidden by a rule above (`Authorization: Bearer [REDACTED]`).
+      if (value.length === 0 || value.endsWith(REDACTED)) return match;
+      const hidden = dq !== undefined ? `"${REDACTED}"` : sq !== undefined ? `'${REDACTED}'` : REDACTED;
+      return `${lead}${quote}${key}${quote}${sep}${hidden}`;
+    },
+  },
+];
+
+/**
+ * Replaces everything in `text` that looks like a secret (bearer tokens, API keys, passwords,
+ * private keys, URL credentials) with `[REDACTED]`. Applied by the audit sinks to every string
+ * field of every event, so a secret that leaks into a reason or a repair note never reaches disk.
+ */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const rule of RULES) out = out.replace(rule.pattern, rule.replace as (substring: string, ...args: unknown[]) => string);
+  return out;
+}
