@@ -101,6 +101,8 @@ export class QueryEngine {
     worker.unref();
     worker.on('message', (reply: QueryReply) => this.#settle(reply));
     worker.on('error', (error: Error & { code?: string }) => {
+      // A worker already replaced (e.g. stopped at a time limit) has no query of its own left.
+      if (this.#worker !== worker) return;
       const outOfMemory = error.code === 'ERR_WORKER_OUT_OF_MEMORY';
       this.#fail(
         new ToolError(
