@@ -36,6 +36,7 @@ export const DEFAULT_MCP_START_TIMEOUT_MS = 10_000;
 export const DEFAULT_MCP_STDERR_LOG_BYTES = 16 * 1024;
 const MAX_TOOLS = 256;
 const MAX_LIST_PAGES = 20;
+const MAX_ERRORS_LOGGED = 100;
 const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' };
 
 export interface McpToolSourceOptions {
@@ -177,7 +178,16 @@ export class McpToolSource implements ToolSource {
       exited = true;
       if (connection) this.onExit(connection);
     };
-    client.onerror = (error) => this.opts.log(`MCP server '${this.name}': ${sanitiseMessage(String(error?.message ?? error), 300)}`);
+    // Capped, so a server that floods stdout with garbage cannot flood the operator log.
+    let errorsLogged = 0;
+    client.onerror = (error) => {
+      errorsLogged += 1;
+      if (errorsLogged <= MAX_ERRORS_LOGGED) {
+        this.opts.log(`MCP server '${this.name}': ${sanitiseMessage(String(error?.message ?? error), 300)}`);
+      } else if (errorsLogged === MAX_ERRORS_LOGGED + 1) {
+        this.opts.log(`MCP server '${this.name}': more than ${MAX_ERRORS_LOGGED} protocol errors; the rest are not logged`);
+      }
+    };
     try {
       await client.connect(transport, { timeout: this.startTimeoutMs });
       const listed = await this.listAll(client);
@@ -279,7 +289,7 @@ export class McpToolSource implements ToolSource {
         timeout: this.timeoutMs,
       });
     } catch (error) {
-      throw this.callFailure(name, error, ctx.signal);
+      throw this.callFailure(name, error, ctx.signal, live);
     }
     if (!Array.isArray(result['content'])) {
       throw new ToolError(`MCP server '${this.name}' sent a result without content for '${name}'`, 'MCP_BAD_RESPONSE');
@@ -288,17 +298,22 @@ export class McpToolSource implements ToolSource {
     return toToolOutput(result);
   }
 
-  private callFailure(name: string, error: unknown, signal: AbortSignal): ToolError {
+  private callFailure(name: string, error: unknown, signal: AbortSignal, live: Connection): ToolError {
     if (signal.aborted) return new ToolAbortedError();
+    if (this.closed) return new ToolError(`MCP server '${this.name}' has been stopped`, 'MCP_SERVER_STOPPED');
+    // The process may be gone before the client has noticed; then the request fails to send.
+    const gone = live.transport.exit !== undefined || this.live !== live;
+    if (gone || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
+      return new ToolError(`MCP server '${this.name}' exited during the call; it is restarting, try again shortly`, 'MCP_SERVER_RESTARTING');
+    }
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return new ToolError(`'${name}' did not answer within ${this.timeoutMs} ms`, 'TIMEOUT');
+    }
     if (error instanceof McpError) {
-      if (error.code === ErrorCode.ConnectionClosed) {
-        return new ToolError(`MCP server '${this.name}' exited during the call; it is restarting, try again shortly`, 'MCP_SERVER_RESTARTING');
-      }
-      if (error.code === ErrorCode.RequestTimeout) {
-        return new ToolError(`'${name}' did not answer within ${this.timeoutMs} ms`, 'TIMEOUT');
-      }
       // A JSON-RPC error from the server (unknown tool, invalid params): its text is meant for the caller.
-      return new ToolError(`MCP server '${this.name}' refused the call: ${sanitiseMessage(error.message, MCP_TOOL_LIMITS.errorChars)}`, 'MCP_PROTOCOL_ERROR');
+      // Both SDKs prefix "MCP error <code>: ", so a relayed error carries the prefix twice.
+      const text = sanitiseMessage(error.message.replace(/^(MCP error -?\d+: )+/, ''), MCP_TOOL_LIMITS.errorChars);
+      return new ToolError(`MCP server '${this.name}' refused the call (error ${error.code}): ${text}`, 'MCP_PROTOCOL_ERROR');
     }
     // Anything else (a malformed answer, a local failure) may carry detail not meant for agents.
     this.opts.log(`MCP server '${this.name}': call of '${name}' failed: ${describe(error)}`);

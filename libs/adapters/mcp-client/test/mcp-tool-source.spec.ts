@@ -309,6 +309,20 @@ describe('McpToolSource with a server whose names and schemas it did not choose'
     expect(find(source, 'raw_tools__open_map').manifest.input['additionalProperties']).toBe(false);
   });
 
+  it('passes a JSON-RPC error of the server on as a ToolError, on one line', async () => {
+    const error = await rejection(find(source, 'raw_tools__read_file').handler.invoke({ path: 'a', reject: 'no' }, ctx(root)));
+    expect(error.reason).toBe('MCP_PROTOCOL_ERROR');
+    expect(error.message).toBe("MCP server 'raw-tools' refused the call (error -32602): refused: no");
+  });
+
+  it('answers a generic error for a malformed result and logs the detail for the operator only', async () => {
+    const error = await rejection(find(source, 'raw_tools__read_file').handler.invoke({ path: 'a', malformed: true }, ctx(root)));
+    expect(error.reason).toBe('MCP_BAD_RESPONSE');
+    expect(error.message).toBe("MCP server 'raw-tools' sent an answer that could not be read");
+    expect(error.message).not.toContain('/srv/secret');
+    expect(logs.some((l) => l.startsWith("MCP server 'raw-tools': call of 'raw_tools__read_file' failed:"))).toBe(true);
+  });
+
   it('calls the tool by the name the server gave it', async () => {
     const out = await find(source, 'raw_tools__read_file').handler.invoke({ path: 'a.txt' }, ctx(root));
     expect(out).toEqual({ content: [{ type: 'text', text: 'readFile:{"path":"a.txt"}' }] });
@@ -319,7 +333,7 @@ describe('McpToolSource with a server whose names and schemas it did not choose'
 describe('McpToolSource when the server crashes', { timeout: 40_000 }, () => {
   const backoff = { initialMs: 100, maxMs: 400, stableMs: 60_000 };
 
-  it('answers a clear error while down, restarts with backoff and serves again', async () => {
+  it('answers a clear error while down, restarts with backoff, serves again, and kills what the server started', async () => {
     const marker = join(root, 'crash-marker');
     const logs: string[] = [];
     const runner = new PassThroughRunner();
@@ -331,12 +345,15 @@ describe('McpToolSource when the server crashes', { timeout: 40_000 }, () => {
     });
     try {
       const { pid } = await whoami(source, root);
+      const orphan = await childOf(source);
       // Keep the server from coming back until the test has seen the restart loop.
       writeFileSync(marker, '');
       const crash = await rejection(find(source, 'files__crash').handler.invoke({}, ctx(root)));
       expect(crash.reason).toBe('MCP_SERVER_RESTARTING');
       expect(crash.message).toBe("MCP server 'files' exited during the call; it is restarting, try again shortly");
       await until('the crashed process is gone', () => !alive(pid));
+      await until('the child of the crashed server is gone', () => !alive(orphan));
+      expect(logs.some((l) => /^MCP server 'files' \(pid \d+\) stopped unexpectedly \(exit code 1\)$/.test(l))).toBe(true);
 
       await until('two failed restart attempts', () => source.status().attempt >= 3);
       const down = await rejection(find(source, 'files__echo').handler.invoke({ text: 'x' }, ctx(root)));
@@ -357,8 +374,16 @@ describe('McpToolSource when the server crashes', { timeout: 40_000 }, () => {
       expect(await find(source, 'files__echo').handler.invoke({ text: 'back' }, ctx(root))).toEqual({
         content: [{ type: 'text', text: 'back' }],
       });
-      expect((await whoami(source, root)).pid).not.toBe(pid);
+      const restarted = (await whoami(source, root)).pid;
+      expect(restarted).not.toBe(pid);
       expect(runner.prepared.length).toBeGreaterThanOrEqual(4);
+
+      // close() ends the restarted server and the children it started.
+      const child = await childOf(source);
+      expect(alive(child)).toBe(true);
+      await source.close();
+      await until('the restarted server is gone', () => !alive(restarted), 5000);
+      await until('its child is gone', () => !alive(child), 5000);
     } finally {
       rmSync(marker, { force: true });
       await source.close();
@@ -381,34 +406,6 @@ describe('McpToolSource when the server crashes', { timeout: 40_000 }, () => {
     expect(error.reason).toBe('MCP_SERVER_STOPPED');
     expect(error.message).toBe("MCP server 'files' has been stopped");
     await source.close();
-  });
-
-  it('close() ends a running server process and the children it started', async () => {
-    const source = await McpToolSource.start(echoServer(), new PassThroughRunner(), { workspaceRoot: root, stopGraceMs, log: () => undefined });
-    const { pid } = await whoami(source, root);
-    const child = await childOf(source);
-    expect(alive(child)).toBe(true);
-    await source.close();
-    await until('the server process is gone', () => !alive(pid), 5000);
-    await until('its child is gone', () => !alive(child), 5000);
-  });
-
-  it('a crash takes the children of the crashed server with it', async () => {
-    const logs: string[] = [];
-    const source = await McpToolSource.start(echoServer(), new PassThroughRunner(), {
-      workspaceRoot: root,
-      stopGraceMs,
-      log: (m) => logs.push(m),
-      backoff,
-    });
-    try {
-      const child = await childOf(source);
-      await rejection(find(source, 'files__crash').handler.invoke({}, ctx(root)));
-      await until('the orphaned child is gone', () => !alive(child), 5000);
-      expect(logs.some((l) => /^MCP server 'files' \(pid \d+\) stopped unexpectedly \(exit code 1\)$/.test(l))).toBe(true);
-    } finally {
-      await source.close();
-    }
   });
 });
 
