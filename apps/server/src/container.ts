@@ -6,6 +6,8 @@ import {
   BudgetStoreToken,
   ClockToken,
   HttpClientToken,
+  KnowledgeGraphToken,
+  MessageBusToken,
   PrincipalDirectoryToken,
   SearchProviderToken,
   SettingsStoreToken,
@@ -15,12 +17,16 @@ import {
   type BudgetStore,
   type Clock,
   type HttpClient,
+  type KnowledgeGraph,
+  type MessageBus,
   type PrincipalDirectory,
   type SearchProvider,
   type SettingsStore,
   type ToolExecutor,
+  type Token,
 } from '@toolgate/contracts';
-import { Gateway, ToolRegistry } from '@toolgate/gateway';
+import { Gateway, normalizeEgressHost, ToolRegistry } from '@toolgate/gateway';
+import { createKnownFailureRecorder, seedTeamRoster } from '@toolgate/tool-memory';
 import type { ServerConfig } from './config.js';
 import type { Log } from './logger.js';
 import type { Resources } from './resources.js';
@@ -49,17 +55,27 @@ export function buildContainer(config: ServerConfig, log: Log, resources: Resour
   container.bind(HttpClientToken).toConstantValue(resources.http);
   container.bind(SearchProviderToken).toConstantValue(resources.searchProvider);
   container.bind(ToolExecutorsToken).toConstantValue(resources.executors);
+  container.bind(MessageBusToken).toConstantValue(resources.bus);
+  container.bind(KnowledgeGraphToken).toConstantValue(resources.graph);
 
   container
     .bind(ToolRegistryToken)
     .toResolvedValue(
-      (cfg: ServerConfig, searchProvider: SearchProvider, logger: Log) => {
-        const registry = new ToolRegistry(firstPartyTools({ config: cfg, searchProvider }));
+      (
+        cfg: ServerConfig,
+        searchProvider: SearchProvider,
+        logger: Log,
+        bus: MessageBus,
+        graph: KnowledgeGraph,
+        clock: Clock,
+        directory: PrincipalDirectory,
+      ) => {
+        const registry = new ToolRegistry(firstPartyTools({ config: cfg, searchProvider, bus, graph, clock, directory }));
         for (const source of resources.mcpSources) registry.addSource(source);
         for (const rejected of registry.rejected()) logger('warn', `tool '${rejected.tool}' of ${rejected.source} rejected: ${rejected.reason}`);
         return registry;
       },
-      [ConfigToken, SearchProviderToken, LogToken],
+      [ConfigToken, SearchProviderToken, LogToken, MessageBusToken, KnowledgeGraphToken, ClockToken, PrincipalDirectoryToken],
     );
 
   container
@@ -76,6 +92,7 @@ export function buildContainer(config: ServerConfig, log: Log, resources: Resour
         executors: readonly ToolExecutor[],
         clock: Clock,
         http: HttpClient,
+        graph: KnowledgeGraph,
       ) =>
         new Gateway({
           registry,
@@ -88,7 +105,9 @@ export function buildContainer(config: ServerConfig, log: Log, resources: Resour
           clock,
           http,
           workspaceRoot: cfg.workspaceRoot,
-          bootEgress: { enabled: cfg.egress.enabled, allowAny: cfg.egress.allowAny, hosts: [...cfg.egress.allowedHosts] },
+          bootEgress: { enabled: cfg.egress.enabled, allowAny: cfg.egress.allowAny, hosts: cfg.egress.allowedHosts.map(normalizeEgressHost) },
+          // Failures such as "file not found" become known failures in the tenant's graph.
+          listeners: [createKnownFailureRecorder({ graph, clock })],
         }),
       [
         ConfigToken,
@@ -101,6 +120,7 @@ export function buildContainer(config: ServerConfig, log: Log, resources: Resour
         ToolExecutorsToken,
         ClockToken,
         HttpClientToken,
+        KnowledgeGraphToken,
       ],
     );
 
@@ -119,4 +139,20 @@ export function buildContainer(config: ServerConfig, log: Log, resources: Resour
     .toResolvedValue((gateway: Gateway, health: () => HealthReport) => createAppRouter({ gateway, health }), [GatewayToken, HealthToken]);
 
   return container;
+}
+
+/** Typed lookup: the container's own `get` cannot infer a branded token's type. */
+export function resolve<T>(container: Container, key: Token<T>): T {
+  return container.get<T>(key);
+}
+
+/** Seeds each tenant's team roster into the graph, so agents can discover who can do what. */
+export async function seedRoster(container: Container, log: Log): Promise<void> {
+  const registry = resolve(container, ToolRegistryToken);
+  const summary = await seedTeamRoster(
+    resolve(container, KnowledgeGraphToken),
+    resolve(container, PrincipalDirectoryToken),
+    registry.list().map((t) => t.manifest.name),
+  );
+  log('info', `team roster seeded: ${summary.map((s) => `${s.tenant} (${s.members})`).join(', ') || 'no tenants'}`);
 }

@@ -14,12 +14,15 @@ import { createDuckDuckGoProvider } from '@toolgate/adapter-search-duckduckgo';
 import { createSearxngProvider } from '@toolgate/adapter-search-searxng';
 import { createTavilyProvider } from '@toolgate/adapter-search-tavily';
 import { PgStores } from '@toolgate/adapter-store-postgres';
-import { openSqliteStores } from '@toolgate/adapter-store-sqlite';
+import { openSqliteDatabase, openSqliteStores, SqliteMessageBus } from '@toolgate/adapter-store-sqlite';
+import { OxigraphKnowledgeGraph } from '@toolgate/adapter-graph-oxigraph';
 import type {
   ApprovalStore,
   AuditSink,
   BudgetStore,
   HttpClient,
+  KnowledgeGraph,
+  MessageBus,
   PrincipalDirectory,
   SearchProvider,
   SettingsStore,
@@ -48,6 +51,8 @@ export interface Resources {
   readonly searchProvider: SearchProvider;
   readonly executors: readonly ToolExecutor[];
   readonly mcpSources: readonly McpToolSource[];
+  readonly bus: MessageBus;
+  readonly graph: KnowledgeGraph;
   /** Closes everything opened, in reverse order. */
   close(): Promise<void>;
 }
@@ -127,10 +132,11 @@ async function startMcpSources(config: ServerConfig, executors: readonly ToolExe
   } catch (error) {
     throw new StartupError(`MCP servers file ${config.mcpServersFile}: ${(error as Error).message}`);
   }
-  const workspaceRoot = join(config.workspaceRoot, '_mcp');
-  await mkdir(workspaceRoot, { recursive: true, mode: 0o700 });
   const sources: McpToolSource[] = [];
   for (const server of servers) {
+    // Each server gets its own directory; '_' cannot start a tenant name, so none collides.
+    const workspaceRoot = join(config.workspaceRoot, '_mcp', server.name);
+    await mkdir(workspaceRoot, { recursive: true, mode: 0o700 });
     const runner = executors.find((e) => e.tier === server.tier)?.processes;
     if (!runner) throw new StartupError(`MCP server '${server.name}' wants tier '${server.tier}', which is not available here`);
     const source = await McpToolSource.start(server, runner, { workspaceRoot, log: (m) => log('info', `mcp ${server.name}: ${m}`) }).catch(
@@ -146,7 +152,14 @@ async function startMcpSources(config: ServerConfig, executors: readonly ToolExe
 }
 
 /** Approvals, budgets and settings: one SQLite file by default, PostgreSQL to scale out. */
-async function openState(config: ServerConfig, log: Log): Promise<Pick<Resources, 'approvals' | 'budgets' | 'settings'> & { close(): Promise<void> }> {
+type StateStores = Pick<Resources, 'approvals' | 'budgets' | 'settings'> & {
+  /** The SQLite connection when state is in SQLite, for adapters that add tables to it. */
+  readonly sqlite?: SqliteDatabase;
+  close(): Promise<void>;
+};
+type SqliteDatabase = ConstructorParameters<typeof SqliteMessageBus>[0];
+
+async function openState(config: ServerConfig, log: Log): Promise<StateStores> {
   if (config.store === 'postgres') {
     try {
       return await PgStores.open(config.databaseUrl!, { onIdleError: (e) => log('warn', `postgres state pool: ${e.message}`) });
@@ -155,9 +168,32 @@ async function openState(config: ServerConfig, log: Log): Promise<Pick<Resources
     }
   }
   try {
-    return openSqliteStores(join(config.dataDir, 'state.db'));
+    const stores = openSqliteStores(join(config.dataDir, 'state.db'));
+    return { ...stores, sqlite: stores.db };
   } catch (error) {
     throw new StartupError(`state database: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The message bus lives in the SQLite state file. With PostgreSQL state it still does, so agents
+ * of one server process see each other's messages but not across processes (logged).
+ */
+function openBus(config: ServerConfig, state: StateStores, log: Log, closers: Closers): MessageBus {
+  if (state.sqlite) return new SqliteMessageBus(state.sqlite);
+  const db = openSqliteDatabase(join(config.dataDir, 'bus.db'));
+  closers.add(async () => void db.close());
+  log('warn', 'the message bus is kept per server process (bus.db in the data dir); PostgreSQL does not carry it yet');
+  return new SqliteMessageBus(db);
+}
+
+async function openGraph(config: ServerConfig, closers: Closers): Promise<KnowledgeGraph> {
+  try {
+    const graph = await OxigraphKnowledgeGraph.open({ path: join(config.dataDir, 'knowledge-graph.nq') });
+    closers.add(() => graph.close());
+    return graph;
+  } catch (error) {
+    throw new StartupError(`knowledge graph: ${(error as Error).message}`);
   }
 }
 
@@ -178,6 +214,8 @@ export async function openResources(config: ServerConfig, log: Log): Promise<Res
     const state = await openState(config, log);
     closers.add(() => state.close());
 
+    const bus = openBus(config, state, log, closers);
+    const graph = await openGraph(config, closers);
     const audit = await openAudit(config, log, closers);
     const http = new GuardedHttpClient({ allowedCidrs: config.egress.allowedCidrs });
     const searchProvider = selectSearchProvider(config.webSearch, log);
@@ -195,6 +233,8 @@ export async function openResources(config: ServerConfig, log: Log): Promise<Res
       searchProvider,
       executors,
       mcpSources,
+      bus,
+      graph,
       close: () => closers.closeAll(log),
     };
   } catch (error) {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { PrincipalDirectoryToken } from '@toolgate/contracts';
 import { isLoopbackHost, type ServerConfig } from './config.js';
-import { buildContainer } from './container.js';
+import { buildContainer, resolve, seedRoster } from './container.js';
 import { createHttpServer } from './http/http-server.js';
 import type { Log } from './logger.js';
 import { openResources, StartupError } from './resources.js';
@@ -25,10 +25,11 @@ export async function startServer(config: ServerConfig, log: Log): Promise<Runni
   const resources = await openResources(config, log);
   try {
     const container = buildContainer(config, log, resources);
+    await seedRoster(container, log);
     const server = createHttpServer({
-      router: container.get(AppRouterToken),
-      directory: container.get(PrincipalDirectoryToken),
-      health: container.get(HealthToken),
+      router: resolve(container, AppRouterToken),
+      directory: resolve(container, PrincipalDirectoryToken),
+      health: resolve(container, HealthToken),
       maxBodyBytes: config.maxBodyBytes,
       log,
     });

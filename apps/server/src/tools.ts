@@ -1,17 +1,27 @@
+import type { Clock, KnowledgeGraph, MessageBus, PrincipalDirectory, SearchProvider, ToolDefinition } from '@toolgate/contracts';
 import { calculatorTool } from '@toolgate/tool-calculator';
-import type { SearchProvider, ToolDefinition } from '@toolgate/contracts';
+import { createMemoryTools } from '@toolgate/tool-memory';
+import { createMessagingTools } from '@toolgate/tool-messaging';
 import type { ServerConfig } from './config.js';
 
 /** What first-party tools need from the composition root. */
 export interface ToolDeps {
   readonly config: ServerConfig;
   readonly searchProvider: SearchProvider;
+  readonly bus: MessageBus;
+  readonly graph: KnowledgeGraph;
+  readonly clock: Clock;
+  readonly directory: PrincipalDirectory;
 }
 
 /**
  * The composition root's tool list: step 3 of adding a tool is one line here. The gateway
  * enforces everything else from each tool's manifest.
  */
-export function firstPartyTools(_deps: ToolDeps): ToolDefinition[] {
-  return [calculatorTool];
+export function firstPartyTools(deps: ToolDeps): ToolDefinition[] {
+  return [
+    calculatorTool,
+    ...createMessagingTools({ bus: deps.bus, clock: deps.clock, directory: deps.directory }),
+    ...createMemoryTools({ graph: deps.graph, clock: deps.clock }),
+  ];
 }

@@ -156,6 +156,17 @@ export function demoDirectoryData(): DirectoryData {
   return {
     principals: [{ id: 'demo', tenant: 'default', roles: ['worker', 'operator', 'approver'], tokenSha256: sha256('demo') }],
     roles: { worker: ['*'] },
-    tenants: { default: { tools: ['*'], selfApproval: true, grants: [] } },
+    // The dev tenant holds the collaboration tools' permissions; network, filesystem and exec
+    // permissions are still granted per call, so `demo` shows how grants work.
+    tenants: {
+      default: {
+        tools: ['*'],
+        selfApproval: true,
+        grants: [
+          { type: 'messaging', scope: '*' },
+          { type: 'memory', scope: '*' },
+        ],
+      },
+    },
   };
 }
