@@ -18,11 +18,15 @@ export interface Harness {
 }
 
 /** Starts a real server on a free loopback port with its own data dir. */
-export async function startHarness(env: Record<string, string> = {}, files: { principals?: unknown } = {}): Promise<Harness> {
+export async function startHarness(env: Record<string, string> = {}, files: { principals?: unknown; mcpServers?: unknown } = {}): Promise<Harness> {
   const dataDir = await mkdtemp(join(tmpdir(), 'toolgate-e2e-'));
   if (files.principals) {
     await writeFile(join(dataDir, 'principals.json'), JSON.stringify(files.principals));
     env = { ...env, TOOLGATE_PRINCIPALS_FILE: join(dataDir, 'principals.json') };
+  }
+  if (files.mcpServers) {
+    await writeFile(join(dataDir, 'mcp-servers.json'), JSON.stringify(files.mcpServers));
+    env = { ...env, TOOLGATE_MCP_SERVERS_FILE: join(dataDir, 'mcp-servers.json') };
   }
   const logs: string[] = [];
   const log: Log = (level, message) => logs.push(`${level} ${message}`);
