@@ -1,6 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
-import { pipeline, type Readable, type Transform } from 'node:stream';
+import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import {
   EgressDeniedError,
@@ -10,14 +10,16 @@ import {
   type HttpRequest,
   type HttpResponse,
 } from '@toolgate/contracts';
-import { Agent, request as undiciRequest } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import {
   classifyAddress,
+  classifyParsedAddress,
   describeAddressClass,
   parseCidr,
   parseIpLiteral,
   type AddressClass,
   type AllowedCidr,
+  type IpAddress,
 } from './address-policy.js';
 import { bareHostname, parseTargetUrl } from './target-url.js';
 
@@ -132,46 +134,28 @@ export class GuardedHttpClient implements HttpClient {
     const maxBytes = nonNegativeInteger(req.maxBytes ?? this.defaultMaxBytes, 'maxBytes');
 
     // A literal is dialed without any lookup, so it is judged here, before a socket exists.
-    if (parseIpLiteral(hostname)) this.assertAllowed(url.hostname, [hostname], 'is');
+    const literal = parseIpLiteral(hostname);
+    if (literal) this.assertAllowed(url.hostname, [literal], 'is');
     if (req.signal?.aborted) throw new ToolAbortedError();
 
-    const deadline = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      deadline.abort();
-    }, timeoutMs);
-    const forwardAbort = () => deadline.abort();
-    req.signal?.addEventListener('abort', forwardAbort, { once: true });
+    // One deadline for connect, headers and body; the caller's signal cancels the same way.
+    const exchange = new CappedExchange(maxBytes, url.host);
+    const timer = setTimeout(() => exchange.cancel(new DeadlineExceeded()), timeoutMs);
+    const onCallerAbort = () => exchange.cancel(new ToolAbortedError());
+    req.signal?.addEventListener('abort', onCallerAbort, { once: true });
     try {
-      const response = await undiciRequest(url, {
-        dispatcher: this.agent,
-        method,
-        headers,
-        body: req.body,
-        signal: deadline.signal,
-      });
-      const flatHeaders = flattenHeaders(response.headers);
-      let body: Uint8Array = new Uint8Array(0);
-      let truncated = false;
-      if (method === 'HEAD') {
-        await response.body.dump(); // a HEAD response has no body; this returns the connection to the pool
-      } else {
-        ({ body, truncated } = await readCapped(response.body, flatHeaders['content-encoding'], maxBytes, url.host));
-        if (decodable(flatHeaders['content-encoding'])) {
-          // The body is now decoded: the wire encoding and length no longer describe it.
-          delete flatHeaders['content-encoding'];
-          delete flatHeaders['content-length'];
-        }
-      }
-      return { status: response.statusCode, headers: flatHeaders, body, truncated, url: url.href };
+      this.agent.dispatch(
+        { origin: url.origin, path: `${url.pathname}${url.search}`, method, headers, body: req.body ?? null },
+        exchange,
+      );
+      const { status, headers: responseHeaders, body, truncated } = await exchange.result;
+      return { status, headers: responseHeaders, body, truncated, url: url.href };
     } catch (err) {
-      if (timedOut) throw new ToolError(`request to '${url.host}' timed out after ${timeoutMs} ms`, 'TIMEOUT');
-      if (req.signal?.aborted) throw new ToolAbortedError();
+      if (err instanceof DeadlineExceeded) throw new ToolError(`request to '${url.host}' timed out after ${timeoutMs} ms`, 'TIMEOUT');
       throw translateNetworkError(err, url.host);
     } finally {
       clearTimeout(timer);
-      req.signal?.removeEventListener('abort', forwardAbort);
+      req.signal?.removeEventListener('abort', onCallerAbort);
     }
   }
 
@@ -205,8 +189,8 @@ export class GuardedHttpClient implements HttpClient {
   private async resolveChecked(hostname: string): Promise<ResolvedAddress[]> {
     const literal = parseIpLiteral(hostname);
     if (literal) {
-      this.assertAllowed(hostname, [hostname], 'is');
-      return [{ address: literal.toString(), family: literal.kind() === 'ipv4' ? 4 : 6 }];
+      this.assertAllowed(hostname, [literal], 'is');
+      return [toResolved(literal)];
     }
     let answer: readonly ResolvedAddress[];
     try {
@@ -215,22 +199,16 @@ export class GuardedHttpClient implements HttpClient {
       throw new ToolError(`could not resolve host '${hostname}'`, 'DNS_FAILED');
     }
     if (answer.length === 0) throw new ToolError(`could not resolve host '${hostname}'`, 'DNS_FAILED');
-    this.assertAllowed(
-      hostname,
-      answer.map((a) => a.address),
-      'resolves to',
-    );
+    const parsed = answer.map((a) => parseIpLiteral(a.address));
+    this.assertAllowed(hostname, parsed, 'resolves to');
     // Dial the canonical form of what was checked, never the resolver's own spelling of it.
-    return answer.map((a) => {
-      const parsed = parseIpLiteral(a.address)!;
-      return { address: parsed.toString(), family: parsed.kind() === 'ipv4' ? 4 : 6 };
-    });
+    return (parsed as IpAddress[]).map(toResolved);
   }
 
-  /** Refuses the whole answer if any one address in it is not allowed. */
-  private assertAllowed(host: string, addresses: readonly string[], verb: 'is' | 'resolves to'): void {
+  /** Refuses the whole answer if any one address in it is not allowed (or not an address at all). */
+  private assertAllowed(host: string, addresses: ReadonlyArray<IpAddress | undefined>, verb: 'is' | 'resolves to'): void {
     for (const address of addresses) {
-      const verdict = classifyAddress(address, this.allowed);
+      const verdict: AddressClass = address ? classifyParsedAddress(address, this.allowed) : { allowed: false, range: 'invalid' };
       if (verdict.allowed) continue;
       const share = addresses.length > 1 ? ` (one of its ${addresses.length} addresses)` : '';
       // The address itself is not named for host names: it would map the internal network.
@@ -256,6 +234,10 @@ export class GuardedHttpClient implements HttpClient {
   }
 }
 
+function toResolved(address: IpAddress): ResolvedAddress {
+  return { address: address.toString(), family: address.kind() === 'ipv4' ? 4 : 6 };
+}
+
 function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
   const flat: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
@@ -263,10 +245,6 @@ function flattenHeaders(raw: Record<string, string | string[] | undefined>): Rec
     flat[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
   return flat;
-}
-
-function decodable(encoding: string | undefined): boolean {
-  return createDecoder(encoding) !== undefined;
 }
 
 function createDecoder(encoding: string | undefined): Transform | undefined {
@@ -283,52 +261,126 @@ function createDecoder(encoding: string | undefined): Transform | undefined {
   }
 }
 
+/** The deadline passed; reported as a TIMEOUT ToolError naming the host. */
+class DeadlineExceeded extends Error {}
+/** The body reached its cap; used to abort the exchange, never reported. */
+class CapReached extends Error {}
+
+interface Collected {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: Uint8Array;
+  readonly truncated: boolean;
+}
+
 /**
- * Reads at most `cap` bytes of the (decoded) body. At the cap it stops and destroys the stream,
- * which aborts the request and closes the socket: memory stays bounded whatever the server sends,
- * and a decompression bomb is cut at the same cap.
+ * One request/response on undici's dispatch API, holding at most `cap` bytes of the (decoded)
+ * body. At the cap it aborts the exchange, which closes the socket: the server stops sending and
+ * memory stays bounded whatever it sends; a decompression bomb is cut at the same cap. Working at
+ * this level, rather than through a body stream, keeps the guard's per-request cost small.
  */
-async function readCapped(
-  body: Readable,
-  encoding: string | undefined,
-  cap: number,
-  host: string,
-): Promise<{ body: Uint8Array; truncated: boolean }> {
-  // Destroying an unfinished body emits 'error'; it is expected here, and the loop reports the rest.
-  body.on('error', () => {});
-  const decoder = createDecoder(encoding);
-  let source: Readable = body;
-  if (decoder) {
-    decoder.on('error', () => {});
-    source = pipeline(body, decoder, () => {}) as unknown as Readable;
+class CappedExchange implements Dispatcher.DispatchHandler {
+  readonly result: Promise<Collected>;
+  private resolve!: (value: Collected) => void;
+  private reject!: (reason: unknown) => void;
+  private controller: Dispatcher.DispatchController | undefined;
+  private settled = false;
+  private status = 0;
+  private headers: Record<string, string> = {};
+  private decoder: Transform | undefined;
+  private encoding: string | undefined;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly cap: number,
+    private readonly host: string,
+  ) {
+    this.result = new Promise<Collected>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let truncated = false;
-  try {
-    for await (const chunk of source) {
-      const buffer = chunk as Buffer;
-      if (size + buffer.length > cap) {
-        if (cap > size) chunks.push(buffer.subarray(0, cap - size));
-        size = cap;
-        truncated = true;
-        break;
-      }
-      chunks.push(buffer);
-      size += buffer.length;
-    }
-  } catch (err) {
-    if (decoder && isZlibError(err)) {
-      throw new ToolError(`the response body from '${host}' could not be decoded (${encoding})`, 'BAD_RESPONSE');
-    }
-    throw err;
-  } finally {
-    if (truncated) {
-      decoder?.destroy();
-      body.destroy();
+
+  /** Ends the exchange now (deadline or caller abort); the socket is dropped if it is open. */
+  cancel(reason: Error): void {
+    this.fail(reason);
+    this.controller?.abort(reason);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    // Cancelled while still connecting: stop before anything is sent.
+    if (this.settled) controller.abort(new CapReached());
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
+    this.controller = controller;
+    if (status < 200) return; // 1xx informational responses precede the real one
+    this.status = status;
+    this.headers = flattenHeaders(headers);
+    this.encoding = this.headers['content-encoding'];
+    this.decoder = createDecoder(this.encoding);
+    if (this.decoder) {
+      // The body is delivered decoded: the wire encoding and length no longer describe it.
+      delete this.headers['content-encoding'];
+      delete this.headers['content-length'];
+      this.decoder.on('data', (chunk: Buffer) => this.collect(chunk));
+      this.decoder.once('end', () => this.finish(false));
+      this.decoder.on('error', (err) => this.fail(isZlibError(err) ? this.undecodable() : err));
     }
   }
-  return { body: Buffer.concat(chunks, size), truncated };
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    if (!this.decoder) return this.collect(chunk);
+    // Back-pressure: stop reading the socket while the decoder catches up.
+    if (!this.decoder.write(chunk)) {
+      controller.pause();
+      this.decoder.once('drain', () => controller.resume());
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.decoder) this.decoder.end();
+    else this.finish(false);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+    this.fail(err);
+  }
+
+  private collect(chunk: Buffer): void {
+    if (this.settled) return;
+    if (this.size + chunk.length > this.cap) {
+      if (this.cap > this.size) this.chunks.push(chunk.subarray(0, this.cap - this.size));
+      this.size = this.cap;
+      this.finish(true);
+      this.decoder?.destroy();
+      this.controller?.abort(new CapReached());
+      return;
+    }
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+  }
+
+  private finish(truncated: boolean): void {
+    if (this.settled) return;
+    this.settled = true;
+    const body = this.chunks.length === 1 && !truncated ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+    this.resolve({ status: this.status, headers: this.headers, body, truncated });
+  }
+
+  private fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.decoder?.destroy();
+    this.reject(err);
+  }
+
+  private undecodable(): ToolError {
+    return new ToolError(`the response body from '${this.host}' could not be decoded (${this.encoding})`, 'BAD_RESPONSE');
+  }
 }
 
 function isZlibError(err: unknown): boolean {
