@@ -6,6 +6,7 @@ import { DuckDuckGoSearchProvider } from '@toolgate/adapter-search-duckduckgo';
 import { SearxngSearchProvider } from '@toolgate/adapter-search-searxng';
 import { TavilySearchProvider } from '@toolgate/adapter-search-tavily';
 import { EgressDeniedError, type JsonObject, type SearchProvider, type ToolContext } from '@toolgate/contracts';
+import { ToolRegistry } from '@toolgate/gateway';
 import { httpFetchTool } from '@toolgate/tool-http-fetch';
 import { createWebSearchTool } from '@toolgate/tool-web-search';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +89,13 @@ describe('network tools over the guarded client', () => {
     http: client,
   });
   const fetch = (args: JsonObject, client: GuardedHttpClient) => httpFetchTool.handler.invoke(args, ctx(client));
+
+  it('registers both tools: their manifests satisfy every rule the gateway checks', () => {
+    const registry = new ToolRegistry();
+    registry.register(httpFetchTool);
+    registry.register(createWebSearchTool({ provider: new SearxngSearchProvider({ baseUrl: 'http://[fd00::8]:8888/' }), defaultMaxResults: 5 }));
+    expect(() => new ToolRegistry([createWebSearchTool({ provider: new DuckDuckGoSearchProvider(), defaultMaxResults: 10 })])).not.toThrow();
+  });
 
   describe('http_fetch', () => {
     it('fetches from an opened range and drops cookies from the result', async () => {

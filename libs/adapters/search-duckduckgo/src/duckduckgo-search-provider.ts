@@ -25,7 +25,8 @@ export class DuckDuckGoSearchProvider implements SearchProvider {
 
   constructor(options: DuckDuckGoOptions = {}) {
     const base = parseBaseUrl(options.baseUrl ?? DUCKDUCKGO_BASE_URL);
-    this.host = base.hostname;
+    // The egress allowlist speaks in bare hosts: no IPv6 brackets, no trailing dot.
+    this.host = base.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
     this.endpoint = `${base.origin}${base.pathname.replace(/\/+$/, '')}/html/`;
     this.timeoutMs = options.timeoutMs ?? 15_000;
   }

@@ -24,7 +24,8 @@ export class SearxngSearchProvider implements SearchProvider {
 
   constructor(options: SearxngOptions) {
     const base = parseBaseUrl(options.baseUrl);
-    this.host = base.hostname;
+    // The egress allowlist speaks in bare hosts: no IPv6 brackets, no trailing dot.
+    this.host = base.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
     this.endpoint = `${base.origin}${base.pathname.replace(/\/+$/, '')}/search`;
     this.timeoutMs = options.timeoutMs ?? 15_000;
   }

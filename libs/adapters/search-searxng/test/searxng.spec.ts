@@ -117,3 +117,10 @@ describe('SearXNG specifics', () => {
     ).rejects.toMatchObject({ reason: 'PROVIDER_BAD_RESPONSE' });
   });
 });
+
+describe('SearXNG egress host', () => {
+  it('names the host as the egress allowlist does: IPv6 without brackets, no trailing dot', () => {
+    expect(createSearxngProvider({ baseUrl: 'http://[fd00::8]:8888/' }).host).toBe('fd00::8');
+    expect(createSearxngProvider({ baseUrl: 'https://Search.Example.org./' }).host).toBe('search.example.org');
+  });
+});

@@ -28,7 +28,8 @@ export class TavilySearchProvider implements SearchProvider {
   constructor(options: TavilyOptions) {
     if (!options.apiKey.trim()) throw new ToolError('the tavily provider needs an API key', 'MISSING_SETTING');
     const base = parseBaseUrl(options.baseUrl ?? TAVILY_BASE_URL);
-    this.host = base.hostname;
+    // The egress allowlist speaks in bare hosts: no IPv6 brackets, no trailing dot.
+    this.host = base.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
     this.endpoint = `${base.origin}${base.pathname.replace(/\/+$/, '')}/search`;
     this.apiKey = options.apiKey.trim();
     this.timeoutMs = options.timeoutMs ?? 15_000;
