@@ -10,8 +10,14 @@ const TENANT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
  */
 export class TenantWorkspaces {
   readonly #ready = new Map<string, Promise<string>>();
+  readonly #created = new Map<string, string>();
 
   constructor(private readonly root: string) {}
+
+  /** The workspace path of `tenant` if it was already created by this process (no await needed). */
+  created(tenant: string): string | undefined {
+    return this.#created.get(tenant);
+  }
 
   /** The absolute workspace path of `tenant`, after making sure it exists. */
   prepare(tenant: string): Promise<string> {
@@ -29,6 +35,7 @@ export class TenantWorkspaces {
     if (!TENANT_NAME.test(tenant)) throw new Error(`tenant name '${tenant.slice(0, 64)}' cannot name a directory`);
     const path = join(this.root, tenant);
     await mkdir(path, { recursive: true, mode: 0o750 });
+    this.#created.set(tenant, path);
     return path;
   }
 }

@@ -99,3 +99,29 @@ describe('InProcessExecutor', () => {
     }
   });
 });
+
+describe('InProcessExecutor signal', () => {
+  it('hands a handler that reads its signal late an already-aborted signal', async () => {
+    let read: (() => AbortSignal) | undefined;
+    const handler: ToolHandler = {
+      invoke: (_args, ctx) => {
+        read = () => ctx.signal;
+        return new Promise(() => undefined);
+      },
+    };
+    await expect(executor.execute(handler, {}, context(), 10)).rejects.toBeInstanceOf(ToolAbortedError);
+    const late = read?.();
+    expect(late?.aborted).toBe(true);
+    expect(late?.reason).toBeInstanceOf(ToolAbortedError);
+  });
+
+  it('keeps the signal when the handler spreads its context', async () => {
+    const handler: ToolHandler = {
+      invoke: async (_args, ctx) => {
+        const copy = { ...ctx };
+        return copy.signal instanceof AbortSignal && copy.callId === 'c1';
+      },
+    };
+    await expect(executor.execute(handler, {}, context(), 1000)).resolves.toBe(true);
+  });
+});

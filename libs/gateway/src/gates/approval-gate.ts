@@ -10,39 +10,42 @@ import { payloadDigest } from '../canonical-json.js';
  */
 export const approvalGate: CallGate = {
   name: 'approval',
-  async check(call, runtime) {
+  check(call, runtime) {
     const manifest = toolOf(call).manifest;
     call.approvalRequired = manifest.risk === 'high' || manifest.risk === 'critical';
-    if (!call.approvalRequired) return undefined;
-    const { principal, request } = call;
-
-    if (request.selfApprove === true && principal.roles.includes(BuiltInRoles.approver)) {
-      call.approval = { approvedBy: principal.id, reason: 'self-approval' };
-      return undefined;
-    }
-    const digest = payloadDigestOf(call);
-    const now = runtime.deps.clock.now();
-    if (typeof request.approvalId === 'string') {
-      const record = await runtime.deps.approvals.get(principal.tenant, request.approvalId);
-      const problem = checkRecord(call, record, request.approvalId, digest, now);
-      if (problem) return problem;
-      call.approval = grantOf(record as ApprovalRecord);
-      return undefined;
-    }
-    const matching = await runtime.deps.approvals.list(principal.tenant, {
-      status: 'approved',
-      requester: principal.id,
-      payloadDigest: digest,
-      limit: 20,
-    });
-    const usable = matching.find((r) => r.tenant === principal.tenant && r.expiresAt > now && r.payloadDigest === digest);
-    if (usable) {
-      call.approval = grantOf(usable);
-      return undefined;
-    }
-    return await approvalRequired(call, runtime, digest);
+    return call.approvalRequired ? checkApproval(call, runtime) : undefined;
   },
 };
+
+async function checkApproval(call: Call, runtime: Runtime): Promise<Denial | undefined> {
+  const { principal, request } = call;
+
+  if (request.selfApprove === true && principal.roles.includes(BuiltInRoles.approver)) {
+    call.approval = { approvedBy: principal.id, reason: 'self-approval' };
+    return undefined;
+  }
+  const digest = payloadDigestOf(call);
+  const now = runtime.deps.clock.now();
+  if (typeof request.approvalId === 'string') {
+    const record = await runtime.deps.approvals.get(principal.tenant, request.approvalId);
+    const problem = checkRecord(call, record, request.approvalId, digest, now);
+    if (problem) return problem;
+    call.approval = grantOf(record as ApprovalRecord);
+    return undefined;
+  }
+  const matching = await runtime.deps.approvals.list(principal.tenant, {
+    status: 'approved',
+    requester: principal.id,
+    payloadDigest: digest,
+    limit: 20,
+  });
+  const usable = matching.find((r) => r.tenant === principal.tenant && r.expiresAt > now && r.payloadDigest === digest);
+  if (usable) {
+    call.approval = grantOf(usable);
+    return undefined;
+  }
+  return await approvalRequired(call, runtime, digest);
+}
 
 /** The digest an approval of this call must carry (over the repaired arguments). */
 export function payloadDigestOf(call: Call): string {

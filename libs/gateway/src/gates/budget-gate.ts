@@ -7,17 +7,17 @@ import { deny, type CallGate } from '../call.js';
  */
 export const budgetGate: CallGate = {
   name: 'budget',
-  async check(call, { deps }) {
+  check(call, { deps }) {
     const { principal } = call;
     const policy = deps.directory.get(principal.tenant, principal.id)?.budget;
+    // No policy, no store round trip: unlimited principals stay on the synchronous path.
     if (!policy) return undefined;
     const now = deps.clock.now();
-    const remaining = await deps.budgets.remaining(principal.tenant, principal.id, policy, now);
-    if (remaining > 0) {
+    return deps.budgets.remaining(principal.tenant, principal.id, policy, now).then((remaining) => {
+      if (remaining <= 0) return budgetExhausted(policy.calls, policy.windowSeconds, now);
       call.budget = policy;
       return undefined;
-    }
-    return budgetExhausted(policy.calls, policy.windowSeconds, now);
+    });
   },
 };
 

@@ -1,4 +1,5 @@
-import { deny, toolOf, type CallGate } from '../call.js';
+import type { Denial, EgressSettings } from '@toolgate/contracts';
+import { deny, toolOf, type Call, type CallGate } from '../call.js';
 import { hostOfUrl, normalizeEgressHost } from '../egress-host.js';
 
 /**
@@ -10,8 +11,11 @@ import { hostOfUrl, normalizeEgressHost } from '../egress-host.js';
  */
 export const egressGate: CallGate = {
   name: 'egress',
-  async check(call, { deps }) {
+  check(call, runtime) {
     const manifest = toolOf(call).manifest;
+    const networked = manifest.permissions.some((p) => p.type === 'network');
+    // A tool that reaches nothing needs no settings read: it stays on the synchronous path.
+    if (manifest.egress === undefined && !networked) return undefined;
     const hosts = new Set<string>(manifest.egress?.hosts ?? []);
     const urlArg = manifest.egress?.urlArg;
     if (urlArg !== undefined && call.args[urlArg] !== undefined) {
@@ -22,44 +26,46 @@ export const egressGate: CallGate = {
       }
       hosts.add(parsed.host);
     }
-    const networked = manifest.permissions.some((p) => p.type === 'network');
     if (hosts.size === 0 && !networked) return undefined;
+    return runtime.deps.settings.getEgress(call.principal.tenant).then((saved) => decide(call, hosts, saved ?? runtime.deps.bootEgress));
+  },
+};
 
-    const settings = (await deps.settings.getEgress(call.principal.tenant)) ?? deps.bootEgress;
-    const first = hosts.values().next().value;
-    if (!settings.enabled) {
-      if (hosts.size === 0) {
-        call.egress = { hosts, allowAny: false };
-        return undefined;
-      }
+function decide(call: Call, hosts: Set<string>, settings: EgressSettings): Denial | undefined {
+  const manifest = toolOf(call).manifest;
+  const first = hosts.values().next().value;
+  if (!settings.enabled) {
+    if (hosts.size === 0) {
+      call.egress = { hosts, allowAny: false };
+      return undefined;
+    }
+    return deny(
+      'egress',
+      'EGRESS_BLOCKED',
+      `Network egress is off for tenant '${call.principal.tenant}', so '${manifest.name}' cannot reach '${first}'.`,
+      `An operator can enable egress and allow '${first}' with settings.egress.allow {"host": "${first}"} (POST /api/v1/settings/egress/allow).`,
+      { host: first ?? null },
+    );
+  }
+  if (settings.allowAny) {
+    call.egress = { hosts, allowAny: true };
+    return undefined;
+  }
+  const allowed = new Set(settings.hosts.map(normalised));
+  for (const host of hosts) {
+    if (!allowed.has(host)) {
       return deny(
         'egress',
         'EGRESS_BLOCKED',
-        `Network egress is off for tenant '${call.principal.tenant}', so '${manifest.name}' cannot reach '${first}'.`,
-        `An operator can enable egress and allow '${first}' with settings.egress.allow {"host": "${first}"} (POST /api/v1/settings/egress/allow).`,
-        { host: first ?? null },
+        `Egress to '${host}' is not allowed for tenant '${call.principal.tenant}'${allowed.size === 0 ? ' (its allowlist is empty)' : ''}.`,
+        `An operator can allow it with settings.egress.allow {"host": "${host}"} (POST /api/v1/settings/egress/allow).`,
+        { host },
       );
     }
-    if (settings.allowAny) {
-      call.egress = { hosts, allowAny: true };
-      return undefined;
-    }
-    const allowed = new Set(settings.hosts.map(normalised));
-    for (const host of hosts) {
-      if (!allowed.has(host)) {
-        return deny(
-          'egress',
-          'EGRESS_BLOCKED',
-          `Egress to '${host}' is not allowed for tenant '${call.principal.tenant}'${allowed.size === 0 ? ' (its allowlist is empty)' : ''}.`,
-          `An operator can allow it with settings.egress.allow {"host": "${host}"} (POST /api/v1/settings/egress/allow).`,
-          { host },
-        );
-      }
-    }
-    call.egress = { hosts, allowAny: false };
-    return undefined;
-  },
-};
+  }
+  call.egress = { hosts, allowAny: false };
+  return undefined;
+}
 
 /** Saved hosts should already be normal; a stray malformed entry simply matches nothing. */
 function normalised(host: string): string {

@@ -1,7 +1,10 @@
+import { setMaxListeners } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import {
   ToolAbortedError,
   ToolError,
   type Denial,
+  type HttpClient,
   type JsonValue,
   type ToolContext,
   type ToolExecutor,
@@ -15,6 +18,13 @@ import { ScopedHttpClient } from '../scoped-http-client.js';
  * tier may need a moment to kill its sandbox) before it answers TIMEOUT on its own.
  */
 const DEADLINE_GRACE_MS = 2000;
+
+/**
+ * Handed to handlers when nothing but the executor's own deadline can stop the call. Shared by
+ * every such call, so executors' (removed-again) listeners must not trip the leak warning.
+ */
+const NEVER_ABORTED = new AbortController().signal;
+setMaxListeners(0, NEVER_ABORTED);
 
 export type Execution = { readonly ok: true; readonly output: JsonValue } | { readonly ok: false; readonly denial: Denial; readonly failed: boolean };
 
@@ -39,67 +49,86 @@ export async function execute(call: Call, runtime: Runtime, executor: ToolExecut
   const { timeoutMs } = manifest;
   if (callerSignal?.aborted) return cancelled();
 
-  let workspaceRoot: string;
-  try {
-    workspaceRoot = await runtime.workspaces.prepare(call.principal.tenant);
-  } catch {
-    return { ok: false, failed: false, denial: deny('execute', 'EXECUTION_FAILED', 'The tenant workspace could not be prepared, so the tool was not run.', 'An operator should check the workspace root directory.') };
+  let workspaceRoot = runtime.workspaces.created(call.principal.tenant);
+  if (workspaceRoot === undefined) {
+    try {
+      workspaceRoot = await runtime.workspaces.prepare(call.principal.tenant);
+    } catch {
+      return { ok: false, failed: false, denial: deny('execute', 'EXECUTION_FAILED', 'The tenant workspace could not be prepared, so the tool was not run.', 'An operator should check the workspace root directory.') };
+    }
   }
 
-  const controller = new AbortController();
-  const onCallerAbort = (): void => controller.abort(new ToolAbortedError('the caller went away'));
-  callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+  // The executor aborts the handler's signal at the deadline (its contract). The gateway adds a
+  // signal of its own only where something else must stop with the call: the caller going away,
+  // and the scoped HTTP client of a networked tool. An AbortController is the single largest
+  // cost of a fast call, so a tool with neither gets a signal that never fires.
+  const networked = runtime.deps.http !== undefined && call.egress !== undefined && manifest.permissions.some((p) => p.type === 'network');
+  const controller = callerSignal || networked ? new AbortController() : undefined;
+  const onCallerAbort = callerSignal ? (): void => controller?.abort(new ToolAbortedError('the caller went away')) : undefined;
+  if (callerSignal && onCallerAbort) callerSignal.addEventListener('abort', onCallerAbort, { once: true });
+  const signal = controller?.signal ?? NEVER_ABORTED;
+  const started = performance.now();
   let deadlinePassed = false;
+  let deadline: ReturnType<typeof setTimeout> | undefined;
   let grace: ReturnType<typeof setTimeout> | undefined;
-  let giveUp: (() => void) | undefined;
-  const gaveUp = new Promise<'gave-up'>((resolve) => (giveUp = () => resolve('gave-up')));
-  const deadline = setTimeout(() => {
-    deadlinePassed = true;
-    controller.abort(new ToolAbortedError(`timed out after ${timeoutMs} ms`));
-    grace = setTimeout(() => giveUp?.(), DEADLINE_GRACE_MS);
-  }, timeoutMs);
 
   const ctx: ToolContext = {
-    signal: controller.signal,
+    signal,
     principal: call.principal,
     workspaceRoot,
     callId: call.callId,
-    ...(runtime.deps.http && call.egress && manifest.permissions.some((p) => p.type === 'network')
-      ? { http: new ScopedHttpClient(runtime.deps.http, call.egress.hosts, call.egress.allowAny, controller.signal) }
-      : {}),
+    ...(networked && call.egress ? { http: new ScopedHttpClient(runtime.deps.http as HttpClient, call.egress.hosts, call.egress.allowAny, signal) } : {}),
     ...(executor.processes ? { process: executor.processes } : {}),
   };
 
   try {
-    const outcome = await Promise.race([executor.execute(handler, call.args, ctx, timeoutMs), gaveUp]);
-    if (outcome === 'gave-up') return timedOut(timeoutMs);
+    const settled = await new Promise<Settled | typeof GAVE_UP>((resolve) => {
+      deadline = setTimeout(() => {
+        deadlinePassed = true;
+        controller?.abort(new ToolAbortedError(`timed out after ${timeoutMs} ms`));
+        grace = setTimeout(() => resolve(GAVE_UP), DEADLINE_GRACE_MS);
+      }, timeoutMs);
+      executor.execute(handler, call.args, ctx, timeoutMs).then(
+        (output) => resolve({ ok: true, output }),
+        (error: unknown) => resolve({ ok: false, error }),
+      );
+    });
     // A result that arrives after the deadline is not trusted to be complete.
-    if (deadlinePassed) return timedOut(timeoutMs);
-    return { ok: true, output: outcome };
-  } catch (error) {
-    if (deadlinePassed) return timedOut(timeoutMs);
+    if (settled === GAVE_UP || deadlinePassed) return timedOut(timeoutMs);
+    if (settled.ok) return settled;
+    const { error } = settled;
+    // The gateway's own clock decides what a timeout is, never the executor's error text: a
+    // deadline-abort can land a moment before this process's timer fires.
+    if (error instanceof ToolAbortedError && performance.now() - started >= timeoutMs) return timedOut(timeoutMs);
     if (callerSignal?.aborted) return cancelled();
-    const message =
-      error instanceof ToolError
-        ? sanitizeToolMessage(error.message, { workspaceRoot, argsJson: JSON.stringify(call.args) })
-        : 'the tool failed';
-    const reason = error instanceof ToolError ? error.reason : 'UNEXPECTED';
-    return {
-      ok: false,
-      failed: true,
-      denial: deny(
-        'execute',
-        'EXECUTION_FAILED',
-        message,
-        error instanceof ToolError ? undefined : 'The tool hit an unexpected error; details are withheld from callers. An operator can find the call by its callId.',
-        { reason },
-      ),
-    };
+    return failed(error, workspaceRoot, call);
   } finally {
     clearTimeout(deadline);
     clearTimeout(grace);
-    callerSignal?.removeEventListener('abort', onCallerAbort);
+    if (callerSignal && onCallerAbort) callerSignal.removeEventListener('abort', onCallerAbort);
   }
+}
+
+type Settled = { readonly ok: true; readonly output: JsonValue } | { readonly ok: false; readonly error: unknown };
+const GAVE_UP: unique symbol = Symbol('gave up');
+
+/** Only `ToolError` text reaches the caller, sanitized; anything else is a generic failure. */
+function failed(error: unknown, workspaceRoot: string, call: Call): Execution {
+  if (error instanceof ToolError) {
+    const message = sanitizeToolMessage(error.message, { workspaceRoot, argsJson: JSON.stringify(call.args) });
+    return { ok: false, failed: true, denial: deny('execute', 'EXECUTION_FAILED', message, undefined, { reason: error.reason }) };
+  }
+  return {
+    ok: false,
+    failed: true,
+    denial: deny(
+      'execute',
+      'EXECUTION_FAILED',
+      'the tool failed',
+      'The tool hit an unexpected error; details are withheld from callers. An operator can find the call by its callId.',
+      { reason: 'UNEXPECTED' },
+    ),
+  };
 }
 
 function timedOut(timeoutMs: number): Execution {
