@@ -1,4 +1,7 @@
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import { EgressDeniedError, ToolAbortedError, ToolError } from '@toolgate/contracts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +24,16 @@ function scriptedResolver(table: Record<string, ResolvedAddress[] | (() => Resol
 }
 const v4 = (address: string): ResolvedAddress => ({ address, family: 4 });
 const v6 = (address: string): ResolvedAddress => ({ address, family: 6 });
+
+function canDial(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
 
 async function rejection(promise: Promise<unknown>): Promise<ToolError> {
   try {
@@ -111,6 +124,8 @@ describe('GuardedHttpClient', () => {
       const url = `http://${literal}:${server.port}/mapped`;
       const err = await rejection(client().request({ url }));
       expect(err.message).toMatch(/a loopback address embedded in an IPv4-mapped IPv6 address/);
+      // Reaching it needs IPv6 sockets, which some containers lack; the refusal above does not.
+      if (!(await canDial('::ffff:127.0.0.1', server.port))) return;
       const res = await client({ allowedCidrs: LOOPBACK }).request({ url });
       expect(Buffer.from(res.body).toString()).toBe('hello from /mapped');
     });
@@ -332,6 +347,31 @@ describe('GuardedHttpClient', () => {
 
       const cut = await rejection(client({ allowedCidrs: LOOPBACK }).request({ url: `${server.origin}/cut` }));
       expect(cut.message).toBe(`the connection to '127.0.0.1:${server.port}' closed before the response was complete`);
+    });
+  });
+
+  describe('TLS', () => {
+    it('checks the address of an https host too, and reports a rejected certificate plainly', async () => {
+      const pem = readFileSync(new URL('./fixtures/tls-example.pem', import.meta.url), 'utf8');
+      const tls = https.createServer({ cert: pem, key: pem }, (_req, res) => res.end('secret'));
+      tls.listen(0, '127.0.0.1');
+      await once(tls, 'listening');
+      const port = (tls.address() as { port: number }).port;
+      try {
+        const { resolver, calls } = scriptedResolver({ 'tls.example': [v4('127.0.0.1')] });
+        const url = `https://tls.example:${port}/`;
+        const denied = await rejection(client({ resolver }).request({ url }));
+        expect(denied).toBeInstanceOf(EgressDeniedError);
+        expect(calls).toEqual(['tls.example']);
+
+        // Opened, the connection reaches the TLS handshake, where the self-signed certificate fails.
+        const rejected = await rejection(client({ resolver, allowedCidrs: LOOPBACK }).request({ url }));
+        expect(rejected.message).toBe(`the TLS certificate of 'tls.example:${port}' was rejected (DEPTH_ZERO_SELF_SIGNED_CERT)`);
+        expect(rejected.reason).toBe('TLS_FAILED');
+      } finally {
+        tls.closeAllConnections();
+        tls.close();
+      }
     });
   });
 
