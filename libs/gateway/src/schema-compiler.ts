@@ -37,7 +37,7 @@ function ajvFor(schema: JsonSchema): Ajv | Ajv2020 {
 // identity (the common case: a manifest registered once) and, for sources that rebuild their
 // definitions, by their text in a bounded map.
 const byObject = new WeakMap<JsonSchema, SchemaValidator>();
-const byText = new Map<string, SchemaValidator>();
+const byText = new Map<string, { readonly validator: SchemaValidator; readonly compiled: JsonSchema }>();
 const MAX_TEXT_ENTRIES = 1000;
 
 /**
@@ -48,13 +48,21 @@ export function compileSchema(schema: JsonSchema): SchemaValidator {
   const cached = byObject.get(schema);
   if (cached) return cached;
   const text = JSON.stringify(schema);
-  let validator = byText.get(text);
-  if (!validator) {
+  let entry = byText.get(text);
+  if (!entry) {
     // A copy, so later mutation of the manifest object cannot desynchronise the compiled code.
-    validator = ajvFor(schema).compile<JsonValue>(JSON.parse(text) as JsonSchema);
-    if (byText.size >= MAX_TEXT_ENTRIES) byText.delete(byText.keys().next().value as string);
-    byText.set(text, validator);
+    const compiled = JSON.parse(text) as JsonSchema;
+    entry = { validator: ajvFor(compiled).compile<JsonValue>(compiled), compiled };
+    if (byText.size >= MAX_TEXT_ENTRIES) evictOldest();
+    byText.set(text, entry);
   }
-  byObject.set(schema, validator);
-  return validator;
+  byObject.set(schema, entry.validator);
+  return entry.validator;
+}
+
+/** Ajv keeps every compiled schema too; evicting from both keeps a churning source bounded. */
+function evictOldest(): void {
+  const [text, entry] = byText.entries().next().value as [string, { compiled: JsonSchema }];
+  byText.delete(text);
+  ajvFor(entry.compiled).removeSchema(entry.compiled);
 }
