@@ -16,17 +16,18 @@ import { createTavilyProvider } from '@toolgate/adapter-search-tavily';
 import { PgStores } from '@toolgate/adapter-store-postgres';
 import { openSqliteDatabase, openSqliteStores, SqliteMessageBus } from '@toolgate/adapter-store-sqlite';
 import { OxigraphKnowledgeGraph } from '@toolgate/adapter-graph-oxigraph';
-import type {
-  ApprovalStore,
-  AuditSink,
-  BudgetStore,
-  HttpClient,
-  KnowledgeGraph,
-  MessageBus,
-  PrincipalDirectory,
-  SearchProvider,
-  SettingsStore,
-  ToolExecutor,
+import {
+  ToolError,
+  type ApprovalStore,
+  type AuditSink,
+  type BudgetStore,
+  type HttpClient,
+  type KnowledgeGraph,
+  type MessageBus,
+  type PrincipalDirectory,
+  type SearchProvider,
+  type SettingsStore,
+  type ToolExecutor,
 } from '@toolgate/contracts';
 import type { ServerConfig } from './config.js';
 import type { Log } from './logger.js';
@@ -111,11 +112,28 @@ async function openAudit(config: ServerConfig, log: Log, closers: Closers): Prom
 export function selectSearchProvider(config: ServerConfig['webSearch'], log: Log): SearchProvider {
   try {
     if (config.provider === 'searxng') return createSearxngProvider(config.baseUrl ? { baseUrl: config.baseUrl } : {});
-    if (config.provider === 'tavily') return createTavilyProvider(config.apiKey ? { apiKey: config.apiKey } : {});
+    if (config.provider === 'tavily') {
+      return createTavilyProvider({ ...(config.apiKey ? { apiKey: config.apiKey } : {}), ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}) });
+    }
   } catch (error) {
-    log('warn', `web_search: ${(error as Error).message}; falling back to duckduckgo`);
+    // Only a missing setting falls back; a setting that is present but unusable is an error.
+    if (!(error instanceof ToolError) || error.reason !== 'MISSING_SETTING') {
+      throw new StartupError(`TOOLGATE_WEB_SEARCH_PROVIDER=${config.provider}: ${(error as Error).message}`);
+    }
+    log('warn', `web_search: ${error.message}; falling back to duckduckgo`);
   }
   return createDuckDuckGoProvider();
+}
+
+function openHttpClient(config: ServerConfig, closers: Closers): GuardedHttpClient {
+  let http: GuardedHttpClient;
+  try {
+    http = new GuardedHttpClient({ allowedCidrs: config.egress.allowedCidrs });
+  } catch (error) {
+    throw new StartupError(`TOOLGATE_EGRESS_ALLOWED_CIDRS: ${(error as Error).message}`);
+  }
+  closers.add(() => http.close());
+  return http;
 }
 
 async function startMcpSources(config: ServerConfig, executors: readonly ToolExecutor[], log: Log, closers: Closers): Promise<McpToolSource[]> {
@@ -217,7 +235,7 @@ export async function openResources(config: ServerConfig, log: Log): Promise<Res
     const bus = openBus(config, state, log, closers);
     const graph = await openGraph(config, closers);
     const audit = await openAudit(config, log, closers);
-    const http = new GuardedHttpClient({ allowedCidrs: config.egress.allowedCidrs });
+    const http = openHttpClient(config, closers);
     const searchProvider = selectSearchProvider(config.webSearch, log);
     const executors = await openExecutors(config);
     const mcpSources = await startMcpSources(config, executors, log, closers);

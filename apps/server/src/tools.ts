@@ -1,7 +1,9 @@
 import type { Clock, KnowledgeGraph, MessageBus, PrincipalDirectory, SearchProvider, ToolDefinition } from '@toolgate/contracts';
 import { calculatorTool } from '@toolgate/tool-calculator';
+import { httpFetchTool } from '@toolgate/tool-http-fetch';
 import { createMemoryTools } from '@toolgate/tool-memory';
 import { createMessagingTools } from '@toolgate/tool-messaging';
+import { createWebSearchTool } from '@toolgate/tool-web-search';
 import type { ServerConfig } from './config.js';
 
 /** What first-party tools need from the composition root. */
@@ -21,6 +23,8 @@ export interface ToolDeps {
 export function firstPartyTools(deps: ToolDeps): ToolDefinition[] {
   return [
     calculatorTool,
+    httpFetchTool,
+    createWebSearchTool({ provider: deps.searchProvider, defaultMaxResults: deps.config.webSearch.maxResults }),
     ...createMessagingTools({ bus: deps.bus, clock: deps.clock, directory: deps.directory }),
     ...createMemoryTools({ graph: deps.graph, clock: deps.clock }),
   ];
