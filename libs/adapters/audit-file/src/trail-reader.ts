@@ -145,12 +145,21 @@ export async function verifyTrail(options: VerifyTrailOptions): Promise<TrailVer
     return done({ segment: segmentFileName(all.length + 1), reason: 'a segment the writer is using has disappeared' }, { faultKind: 'damage' });
   }
 
+  const read = (i: number): Promise<Buffer> => {
+    const entry = all[i] as SegmentEntry;
+    const promise = readSegmentFile(join(dir, entry.name), entry.name, i === all.length - 1 && committed ? committed.length : undefined);
+    promise.catch(() => undefined); // awaited below; this only keeps an early failure from being "unhandled"
+    return promise;
+  };
+  let next = all.length > 0 ? read(0) : undefined;
   for (let i = 0; i < all.length; i++) {
     const entry = all[i] as SegmentEntry;
     const last = i === all.length - 1;
     let bytes: Buffer;
     try {
-      bytes = await readSegmentFile(join(dir, entry.name), entry.name, last && committed ? committed.length : undefined);
+      bytes = await (next as Promise<Buffer>);
+      // Read the next segment on the thread pool while this one is verified on the main thread.
+      next = last ? undefined : read(i + 1);
     } catch (error) {
       if (error instanceof UnsafeSegmentError) return done({ segment: entry.name, reason: error.message }, { faultKind: 'damage' });
       throw error;

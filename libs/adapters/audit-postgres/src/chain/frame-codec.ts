@@ -49,6 +49,8 @@ const OPTIONAL_STRINGS = [
 
 /** Largest frame JSON a writer produces; readers refuse anything above `MAX_FRAME_BYTES`. */
 export const MAX_WRITTEN_FRAME_BYTES = 64 * 1024;
+/** `<length:8 hex>:<digest:64 hex>:` */
+export const FRAME_PREFIX_BYTES = 8 + 1 + 64 + 1;
 /** Largest frame JSON a reader accepts (a length field above this is damage, not data). */
 export const MAX_FRAME_BYTES = 1024 * 1024;
 
@@ -70,6 +72,8 @@ export interface FrameDigester {
   /** First 16 hex digits of HMAC-SHA-256(key, "toolgate-audit key id"); names the key without revealing it. */
   readonly keyId?: string;
   digest(json: Uint8Array): string;
+  /** The same digest as a latin1 string of its 32 raw bytes (cheaper to compare in bulk). */
+  raw(json: Uint8Array): string;
 }
 
 /** Minimum HMAC key length in bytes: shorter keys are guessable. */
@@ -81,7 +85,7 @@ export const MIN_HMAC_KEY_BYTES = 16;
  */
 export function createFrameDigester(hmacKey?: string | Uint8Array): FrameDigester {
   if (hmacKey === undefined) {
-    return { algorithm: 'sha256', digest: (json) => hash('sha256', json, 'hex') };
+    return { algorithm: 'sha256', digest: (json) => hash('sha256', json, 'hex'), raw: (json) => hash('sha256', json, 'binary') };
   }
   const key = typeof hmacKey === 'string' ? Buffer.from(hmacKey, 'utf8') : Buffer.from(hmacKey);
   if (key.length < MIN_HMAC_KEY_BYTES) {
@@ -92,6 +96,7 @@ export function createFrameDigester(hmacKey?: string | Uint8Array): FrameDigeste
     algorithm: 'hmac-sha256',
     keyId,
     digest: (json) => createHmac('sha256', key).update(json).digest('hex'),
+    raw: (json) => createHmac('sha256', key).update(json).digest('binary'),
   };
 }
 
@@ -201,6 +206,13 @@ export interface EncodedFrame {
  */
 export function prepareEvent(event: AuditEvent): AuditEvent {
   const normal = normalizeEvent(event);
+  // Cheap bound first (a UTF-16 unit becomes at most 6 bytes of JSON); encode only when it might not fit.
+  let bound = 512;
+  for (const value of Object.values(normal)) {
+    if (typeof value === 'string') bound += 6 * value.length + 24;
+    else if (Array.isArray(value)) for (const r of value as string[]) bound += 6 * r.length + 4;
+  }
+  if (bound <= MAX_WRITTEN_FRAME_BYTES) return normal;
   const widest = Buffer.byteLength(encodeFrameJson(Number.MAX_SAFE_INTEGER, GENESIS_DIGEST, normal), 'utf8');
   return widest <= MAX_WRITTEN_FRAME_BYTES ? normal : normalizeEvent(event, TIGHT_CAPS);
 }
@@ -208,13 +220,13 @@ export function prepareEvent(event: AuditEvent): AuditEvent {
 /** Frames an event already passed through `prepareEvent` at `seq` after `prev`. */
 export function encodePrepared(seq: number, prev: string, prepared: AuditEvent, digester: FrameDigester): EncodedFrame {
   const json = encodeFrameJson(seq, prev, prepared);
-  const body = Buffer.from(json, 'utf8');
-  const digest = digester.digest(body);
-  const head = `${body.length.toString(16).padStart(8, '0')}:${digest}:`;
-  const line = Buffer.allocUnsafe(head.length + body.length + 1);
-  line.write(head, 0, 'latin1');
-  body.copy(line, head.length);
-  line[line.length - 1] = 0x0a;
+  const length = Buffer.byteLength(json, 'utf8');
+  // One buffer for the whole line: the JSON goes in place, its digest is taken from there.
+  const line = Buffer.allocUnsafe(FRAME_PREFIX_BYTES + length + 1);
+  line.write(json, FRAME_PREFIX_BYTES, length, 'utf8');
+  const digest = digester.digest(line.subarray(FRAME_PREFIX_BYTES, FRAME_PREFIX_BYTES + length));
+  line.write(`${length.toString(16).padStart(8, '0')}:${digest}:`, 0, FRAME_PREFIX_BYTES, 'latin1');
+  line[FRAME_PREFIX_BYTES + length] = 0x0a;
   return { seq, prev, digest, json, line };
 }
 
