@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,7 +18,8 @@ const written = new Map<string, IdentityFiles>();
 export function identityFiles(uid: number, gid: number): IdentityFiles {
   const key = `${uid}:${gid}`;
   const existing = written.get(key);
-  if (existing) return existing;
+  // A long-running server may see its temporary directory cleaned (tmpfiles); write them again then.
+  if (existing && existsSync(existing.passwd) && existsSync(existing.group)) return existing;
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-bwrap-etc-'));
   const files = { passwd: join(dir, 'passwd'), group: join(dir, 'group') };
   writeFileSync(
