@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -21,6 +21,8 @@ export function identityFiles(uid: number, gid: number): IdentityFiles {
   // A long-running server may see its temporary directory cleaned (tmpfiles); write them again then.
   if (existing && existsSync(existing.passwd) && existsSync(existing.group)) return existing;
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-bwrap-etc-'));
+  // Sandboxes die with this process (--die-with-parent), so nothing needs the files after it.
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const files = { passwd: join(dir, 'passwd'), group: join(dir, 'group') };
   writeFileSync(
     files.passwd,

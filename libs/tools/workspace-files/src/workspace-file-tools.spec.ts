@@ -15,6 +15,7 @@ import {
   writeFileTool,
 } from './index.js';
 
+let base: string;
 let workspace: string;
 let controller: AbortController;
 
@@ -34,7 +35,8 @@ const reason = (tool: ToolDefinition, args: JsonObject) =>
 
 beforeEach(async () => {
   controller = new AbortController();
-  workspace = join(await realpath(await mkdtemp(join(tmpdir(), 'toolgate-files-'))), 'tenant-a');
+  base = await realpath(await mkdtemp(join(tmpdir(), 'toolgate-files-')));
+  workspace = join(base, 'tenant-a');
   await mkdir(join(workspace, 'src', 'lib'), { recursive: true });
   await writeFile(join(workspace, 'README.md'), '# Title\nhello world\n');
   await writeFile(join(workspace, 'src', 'main.ts'), 'const a = 1;\nconst b = 2;\nexport { a, b };\n');
@@ -42,7 +44,7 @@ beforeEach(async () => {
   await writeFile(join(workspace, 'src', 'lib', 'data.json'), '{"hello": true}\n');
 });
 afterEach(async () => {
-  await rm(join(workspace, '..'), { recursive: true, force: true });
+  await rm(base, { recursive: true, force: true });
 });
 
 describe('manifests', () => {
