@@ -20,7 +20,7 @@ export interface RestResponse {
   readonly body: unknown;
 }
 
-type Caller = ReturnType<ReturnType<typeof createCallerFactory<AppRouter>>>;
+type Caller = ReturnType<AppRouter['createCaller']>;
 type Route = { method: string; pattern: RegExp; run: (caller: Caller, req: RestRequest, params: string[]) => Promise<unknown> };
 
 const intParam = (query: URLSearchParams, name: string): number | undefined => {

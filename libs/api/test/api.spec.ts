@@ -1,0 +1,131 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
+import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
+import type { AuditEvent, AuditRecord, AuditSink, Principal, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
+import { Gateway, ToolRegistry } from '@toolgate/gateway';
+import { calculatorTool } from '@toolgate/tool-calculator';
+import { TRPCError } from '@trpc/server';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createAppRouter, createCallerFactory, createContextInner, createRestHandler, MAX_ARGS_DEPTH } from '../src/index.js';
+
+const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
+const operator: Principal = { id: 'o', tenant: 'acme', roles: ['worker', 'operator'] };
+
+class RecordingAudit implements AuditSink {
+  readonly records: AuditRecord[] = [];
+  async append(event: AuditEvent) {
+    const seq = this.records.length + 1;
+    this.records.push({ ...event, seq, prev: String(seq - 1), digest: String(seq) });
+    return { seq, digest: String(seq) };
+  }
+  async verify() {
+    return { ok: true, records: this.records.length, segments: 1 };
+  }
+  async tail(q: { tenant?: string; principal?: string; limit: number }) {
+    return this.records.filter((r) => (!q.tenant || r.tenant === q.tenant) && (!q.principal || r.principal === q.principal)).slice(-q.limit);
+  }
+  health() {
+    return { ok: true };
+  }
+  async close() {}
+}
+
+function directory(): PrincipalDirectory {
+  const principals: PrincipalRecord[] = [worker, operator];
+  const tenant: TenantPolicy = { tools: ['*'], selfApproval: false, grants: [] };
+  return {
+    authenticate: () => undefined,
+    get: (t, id) => principals.find((p) => p.tenant === t && p.id === id),
+    principals: (t) => principals.filter((p) => p.tenant === t),
+    roleTools: (role) => (role === 'worker' ? ['*'] : undefined),
+    tenant: (t) => (t === 'acme' ? tenant : undefined),
+    tenants: () => ['acme'],
+  };
+}
+
+describe('the tRPC router over a real gateway', () => {
+  let router: ReturnType<typeof createAppRouter>;
+  let audit: RecordingAudit;
+  beforeEach(() => {
+    audit = new RecordingAudit();
+    const gateway = new Gateway({
+      registry: new ToolRegistry([calculatorTool]),
+      directory: directory(),
+      approvals: new MemoryApprovalStore(),
+      budgets: new MemoryBudgetStore(),
+      settings: new MemorySettingsStore(),
+      audit,
+      executors: [new InProcessExecutor()],
+      clock: { now: () => Date.now() },
+      workspaceRoot: mkdtempSync(join(tmpdir(), 'toolgate-api-')),
+      bootEgress: { enabled: false, allowAny: false, hosts: [] },
+    });
+    router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [] }) });
+  });
+  const caller = (principal?: Principal) => createCallerFactory(router)(createContextInner(principal ? { principal } : {}));
+
+  it('invokes a tool and maps `approved` onto a self-approval request', async () => {
+    const result = await caller(worker).tools.invoke({ tool: 'calculator', args: { expression: '2+3*4' } });
+    expect(result).toMatchObject({ ok: true, output: { result: 14 } });
+    expect(audit.records.map((r) => r.event)).toEqual(['authorized', 'succeeded']);
+  });
+
+  it('refuses callers without a principal', async () => {
+    await expect(caller().tools.list()).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(caller().health()).resolves.toMatchObject({ ok: true });
+  });
+
+  it('rejects unknown fields and says which', async () => {
+    const error = await caller(worker).tools.invoke({ tool: 'calculator', args: {}, sudo: true } as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TRPCError);
+    expect((error as TRPCError).code).toBe('BAD_REQUEST');
+  });
+
+  it(`rejects arguments nested deeper than ${MAX_ARGS_DEPTH} levels without recursing`, async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 10_000; i++) deep = { a: deep };
+    await expect(caller(worker).tools.invoke({ tool: 'calculator', args: deep as never })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+  });
+
+  it('maps gateway refusals to tRPC codes: a worker may not change egress settings', async () => {
+    await expect(caller(worker).settings.egress.allow({ host: 'example.com' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(caller(operator).settings.egress.allow({ host: 'example.com' })).resolves.toEqual({ enabled: true, allowAny: false, hosts: ['example.com'] });
+    await expect(caller(operator).settings.egress.allow({ host: 'https://example.com/x' })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+  });
+
+  it('explains without running or auditing', async () => {
+    const explain = await caller(worker).tools.explain({ tool: 'calculator', args: { expression: '1' } });
+    expect(explain.wouldRun).toBe(true);
+    expect(audit.records).toEqual([]);
+  });
+
+  describe('REST mapping', () => {
+    const rest = () => createRestHandler(router);
+    const q = new URLSearchParams();
+
+    it('answers each route with the procedure result', async () => {
+      const list = await rest()({ method: 'GET', path: '/tools', query: q, principal: worker });
+      expect(list.status).toBe(200);
+      expect((list.body as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['calculator']);
+    });
+
+    it('gives 401, 404, 405, 400 and 403 where they belong', async () => {
+      expect((await rest()({ method: 'GET', path: '/tools', query: q })).status).toBe(401);
+      expect((await rest()({ method: 'GET', path: '/nope', query: q, principal: worker })).status).toBe(404);
+      expect((await rest()({ method: 'PATCH', path: '/tools', query: q, principal: worker })).status).toBe(405);
+      const bad = await rest()({ method: 'POST', path: '/tools/invoke', query: q, principal: worker, body: { tool: 7 } });
+      expect(bad.status).toBe(400);
+      expect((bad.body as { error: { issues: string[] } }).error.issues[0]).toMatch(/^tool: /);
+      const forbidden = await rest()({ method: 'POST', path: '/settings/egress/allow', query: q, principal: worker, body: { host: 'a.com' } });
+      expect(forbidden.status).toBe(403);
+    });
+
+    it('validates query parameters', async () => {
+      const res = await rest()({ method: 'GET', path: '/audit', query: new URLSearchParams('limit=-3'), principal: worker });
+      expect(res.status).toBe(400);
+      expect((res.body as { error: { message: string } }).error.message).toMatch(/limit/);
+    });
+  });
+});
