@@ -33,6 +33,8 @@ export interface ServerConfig {
     readonly allowedCidrs: readonly string[];
   };
   readonly shellTier: ShellTier;
+  /** Image the container tier runs shell tools in. */
+  readonly containerImage: string;
   readonly workspaceRoot: string;
   readonly mcpServersFile?: string;
   readonly maxBodyBytes: number;
@@ -140,6 +142,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
       allowedCidrs: list(env, 'TOOLGATE_EGRESS_ALLOWED_CIDRS'),
     },
     shellTier: oneOf(env, 'TOOLGATE_SHELL_TIER', ['subprocess', 'bwrap', 'container'] as const, 'subprocess'),
+    containerImage: text(env, 'TOOLGATE_CONTAINER_IMAGE') ?? 'docker.io/library/debian:bookworm-slim',
     workspaceRoot: abs(text(env, 'TOOLGATE_WORKSPACE_ROOT') ?? resolve(dataDir, 'workspaces')),
     ...(mcpServersFile ? { mcpServersFile: abs(mcpServersFile) } : {}),
     maxBodyBytes: int(env, 'TOOLGATE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),

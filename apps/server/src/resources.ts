@@ -6,9 +6,11 @@ import {
   FileAuditSink,
   UnavailableAuditSink,
 } from '@toolgate/adapter-audit-file';
+import { BwrapExecutor } from '@toolgate/adapter-executor-bwrap';
+import { ContainerExecutor } from '@toolgate/adapter-executor-container';
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { SubprocessExecutor } from '@toolgate/adapter-executor-subprocess';
-import { McpToolSource, parseMcpServersFile } from '@toolgate/adapter-mcp-client';
+import { McpToolSource, parseMcpServersFile, type McpServerConfig } from '@toolgate/adapter-mcp-client';
 import { GuardedHttpClient } from '@toolgate/adapter-net-guard';
 import { createDuckDuckGoProvider } from '@toolgate/adapter-search-duckduckgo';
 import { createSearxngProvider } from '@toolgate/adapter-search-searxng';
@@ -136,7 +138,7 @@ function openHttpClient(config: ServerConfig, closers: Closers): GuardedHttpClie
   return http;
 }
 
-async function startMcpSources(config: ServerConfig, executors: readonly ToolExecutor[], log: Log, closers: Closers): Promise<McpToolSource[]> {
+async function readMcpServers(config: ServerConfig): Promise<readonly McpServerConfig[]> {
   if (!config.mcpServersFile) return [];
   let text: string;
   try {
@@ -144,12 +146,20 @@ async function startMcpSources(config: ServerConfig, executors: readonly ToolExe
   } catch (error) {
     throw new StartupError(`TOOLGATE_MCP_SERVERS_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${config.mcpServersFile}`);
   }
-  let servers;
   try {
-    servers = parseMcpServersFile(text).servers;
+    return parseMcpServersFile(text).servers;
   } catch (error) {
     throw new StartupError(`MCP servers file ${config.mcpServersFile}: ${(error as Error).message}`);
   }
+}
+
+async function startMcpSources(
+  config: ServerConfig,
+  servers: readonly McpServerConfig[],
+  executors: readonly ToolExecutor[],
+  log: Log,
+  closers: Closers,
+): Promise<McpToolSource[]> {
   const sources: McpToolSource[] = [];
   for (const server of servers) {
     // Each server gets its own directory; '_' cannot start a tenant name, so none collides.
@@ -215,9 +225,22 @@ async function openGraph(config: ServerConfig, closers: Closers): Promise<Knowle
   }
 }
 
-async function openExecutors(_config: ServerConfig): Promise<ToolExecutor[]> {
+/**
+ * Tier 0 and tier 1 always run; tier 2 (bubblewrap or a container engine) only when the shell
+ * tier or an MCP server asks for it. A requested tier that cannot run here stops the server:
+ * falling back to a weaker sandbox silently would be worse than not starting.
+ */
+async function openExecutors(config: ServerConfig, mcpTiers: readonly string[]): Promise<ToolExecutor[]> {
   const executors: ToolExecutor[] = [new InProcessExecutor(), new SubprocessExecutor()];
-  for (const executor of executors) await executor.check();
+  if (config.shellTier === 'bwrap' || mcpTiers.includes('bwrap')) executors.push(new BwrapExecutor());
+  if (config.shellTier === 'container') executors.push(new ContainerExecutor({ image: config.containerImage }));
+  for (const executor of executors) {
+    try {
+      await executor.check();
+    } catch (error) {
+      throw new StartupError(`sandbox tier '${executor.tier}' (TOOLGATE_SHELL_TIER=${config.shellTier}) cannot run here: ${(error as Error).message}`);
+    }
+  }
   return executors;
 }
 
@@ -237,8 +260,9 @@ export async function openResources(config: ServerConfig, log: Log): Promise<Res
     const audit = await openAudit(config, log, closers);
     const http = openHttpClient(config, closers);
     const searchProvider = selectSearchProvider(config.webSearch, log);
-    const executors = await openExecutors(config);
-    const mcpSources = await startMcpSources(config, executors, log, closers);
+    const mcpServers = await readMcpServers(config);
+    const executors = await openExecutors(config, mcpServers.map((m) => m.tier));
+    const mcpSources = await startMcpSources(config, mcpServers, executors, log, closers);
 
     return {
       directory,

@@ -3,7 +3,9 @@ import { calculatorTool } from '@toolgate/tool-calculator';
 import { httpFetchTool } from '@toolgate/tool-http-fetch';
 import { createMemoryTools } from '@toolgate/tool-memory';
 import { createMessagingTools } from '@toolgate/tool-messaging';
+import { createShellTools } from '@toolgate/tool-shell';
 import { createWebSearchTool } from '@toolgate/tool-web-search';
+import { workspaceFileTools } from '@toolgate/tool-workspace-files';
 import type { ServerConfig } from './config.js';
 
 /** What first-party tools need from the composition root. */
@@ -25,6 +27,8 @@ export function firstPartyTools(deps: ToolDeps): ToolDefinition[] {
     calculatorTool,
     httpFetchTool,
     createWebSearchTool({ provider: deps.searchProvider, defaultMaxResults: deps.config.webSearch.maxResults }),
+    ...workspaceFileTools,
+    ...createShellTools({ tier: deps.config.shellTier }),
     ...createMessagingTools({ bus: deps.bus, clock: deps.clock, directory: deps.directory }),
     ...createMemoryTools({ graph: deps.graph, clock: deps.clock }),
   ];
