@@ -69,7 +69,10 @@ const RULES: readonly Rule[] = [
  * Something every rule above needs to find: without one of these, no rule can match, and the
  * common case (`acme`, `web_search`, `1.2.0`, a call id) skips the rules entirely.
  */
-const MIGHT_HOLD_SECRET = /[:=]|-----BEGIN|eyJ|bearer|\b(?:sk|pk|rk)[-_]|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|AKIA|ASIA|AIza|npm_/i;
+const MIGHT_HOLD_SECRET = new RegExp(
+  `-----BEGIN|eyJ|bearer|\\b(?:sk|pk|rk)[-_]|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|AKIA|ASIA|AIza|npm_|://|(?:${SECRET_KEYS})["']?\\s*[:=]`,
+  'i',
+);
 
 /**
  * Replaces everything in `text` that looks like a secret (bearer tokens, API keys, passwords,
