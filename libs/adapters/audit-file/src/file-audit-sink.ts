@@ -77,6 +77,11 @@ function errnoText(error: unknown): string {
       EIO: 'input/output error',
       EROFS: 'read-only file system',
       EFBIG: 'file too large',
+      EACCES: 'permission denied',
+      EPERM: 'operation not permitted',
+      ENOTDIR: 'not a directory',
+      ELOOP: 'symbolic link refused',
+      EMFILE: 'too many open files',
     };
     return `${e.code}${known[e.code] ? `: ${known[e.code]}` : ''}`;
   }
@@ -141,9 +146,20 @@ export class FileAuditSink implements AuditSink {
     const io = options.io ?? nodeAuditFileIo;
     const label = basename(dir);
 
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    if (!(await stat(dir)).isDirectory()) throw new AuditUnavailableError(`the audit path ${label} is not a directory`);
-    const lock = await acquireDirectoryLock(dir, label);
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      if (!(await stat(dir)).isDirectory()) throw new AuditUnavailableError(`the audit path ${label} is not a directory`);
+    } catch (error) {
+      if (error instanceof AuditUnavailableError) throw error;
+      throw new AuditUnavailableError(`the audit directory ${label} cannot be created or read (${errnoText(error)})`);
+    }
+    let lock: DirectoryLock;
+    try {
+      lock = await acquireDirectoryLock(dir, label);
+    } catch (error) {
+      if (error instanceof AuditUnavailableError) throw error;
+      throw new AuditUnavailableError(`the audit directory lock in ${label} cannot be taken (${errnoText(error)})`);
+    }
     let current: OpenSegment | undefined;
     try {
       const checked = await verifyTrail({ dir, digester, allowTorn: true });
@@ -194,7 +210,9 @@ export class FileAuditSink implements AuditSink {
     } catch (error) {
       await current?.handle.close().catch(() => undefined);
       await lock.release();
-      throw error;
+      if (error instanceof AuditCorruptError || error instanceof AuditUnavailableError || error instanceof RangeError) throw error;
+      // File-system errors name host paths; say what failed in the directory's terms instead.
+      throw new AuditUnavailableError(`the audit trail in ${label} cannot be opened (${errnoText(error)})`);
     }
   }
 

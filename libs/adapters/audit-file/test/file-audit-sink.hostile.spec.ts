@@ -481,3 +481,22 @@ describe('FileAuditSink against damage and tampering', () => {
     await sink.close();
   });
 });
+
+describe('FileAuditSink open errors', () => {
+  it('reports an unusable directory without naming host paths', async () => {
+    const { dir: base, cleanup: done } = await tempRoot('audit-open');
+    try {
+      await mkdir(join(base, '..', 'blocker'), { recursive: true });
+      await writeFile(join(base, '..', 'blocker', 'audit'), 'a file, not a directory');
+      const error = await FileAuditSink.open(join(base, '..', 'blocker', 'audit')).then(
+        () => new Error('opened a file as a directory'),
+        (e: unknown) => e as Error,
+      );
+      expect(error).toBeInstanceOf(AuditUnavailableError);
+      expect(error.message).toMatch(/the audit (directory|path) audit (cannot be created or read \(EEXIST|ENOTDIR|is not a directory)/);
+      expect(error.message).not.toContain(base);
+    } finally {
+      await done();
+    }
+  });
+});
