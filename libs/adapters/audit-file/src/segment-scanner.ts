@@ -1,4 +1,6 @@
 import { MAX_FRAME_BYTES, type FrameDigester } from './chain/frame-codec.js';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { keyMismatch, parseHeader, type SegmentHeader } from './segment-format.js';
 
 /** `<length:8 hex>:<digest:64 hex>:` */
@@ -141,55 +143,56 @@ function chainFault(json: string, seq: number, prev: string): string {
   }
 }
 
-/**
- * Verifies one segment held in memory: header, then every frame's syntax, digest and place in
- * the chain. Stops at the first fault. This is the hot loop of `verify`, so the chain is checked
- * by comparing the JSON's mandatory `{"seq":N,"prev":"…",` prefix, not by parsing the JSON.
- */
-export function scanSegment(bytes: Buffer, options: ScanOptions): SegmentScan {
-  const { digester, allowTorn, onFrame } = options;
-  const header = parseHeader(bytes);
-  const startSeq = (options.before?.seq ?? 0) + 1;
-  if (!header.ok) {
-    return { frames: 0, goodLength: 0, tornBytes: 0, head: options.before ?? { seq: 0, digest: '' }, firstSeq: startSeq, fault: { kind: 'damage', offset: 0, reason: header.reason } };
-  }
-  const h = header.header;
-  const atHeader = (kind: ScanFault['kind'], reason: string): SegmentScan => ({
-    header: h,
-    frames: 0,
-    goodLength: 0,
-    tornBytes: 0,
-    head: options.before ?? { seq: 0, digest: h.prev },
-    firstSeq: startSeq,
-    fault: { kind, offset: 0, reason },
-  });
-  if (h.segment !== options.segment) return atHeader('damage', `the header names segment ${h.segment}, not ${options.segment}`);
-  const mismatch = keyMismatch(h, digester);
-  if (mismatch) return atHeader('key', mismatch);
-  if (options.before && h.prev !== options.before.digest) {
-    return atHeader(
-      'damage',
-      options.segment === 1
-        ? 'the header prev of the first segment is not the genesis value (segments before it are missing)'
-        : `the header prev is not the digest that closed segment ${options.segment - 1} (a segment is missing or was replaced)`,
-    );
-  }
+/** Where a scan stands between two runs of frames (across chunks of one segment). */
+interface ScanState {
+  /** Seq the next frame must have; -1 until the first frame when reading without a chain position. */
+  seq: number;
+  /** Digest of the last verified frame (or the header's prev). */
+  prev: string;
+  /** Verified frames so far in this segment. */
+  record: number;
+  firstSeq: number;
+}
 
-  const end = bytes.length;
-  const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let pos = header.length;
-  let seq = options.before ? startSeq : -1;
-  let prev = h.prev;
-  // Where the previous frame's digest field is in `bytes` (-1 before the first frame: use `prev`).
+interface RunResult {
+  /** Index after the last verified frame. */
+  readonly pos: number;
+  /** Why the frame at `pos` is bad; undefined when the run ended cleanly or needs more bytes. */
+  readonly failure?: string;
+  /** The frame at `pos` continues past `end` (only when not `final`). */
+  readonly needMore: boolean;
+}
+
+/**
+ * Verifies the complete frames in `bytes[start, end)`, advancing `state`. With `final` false, a
+ * frame that runs past `end` stops the run (`needMore`) instead of failing it.
+ *
+ * This is the hot loop of `verify`: nothing in it is captured by a closure (V8 keeps the locals
+ * in registers), the digest is compared through a hex-pair table, and the chain is checked by
+ * comparing the JSON's mandatory `{"seq":N,"prev":"…",` prefix in place, never by parsing JSON.
+ */
+function scanFrames(
+  bytes: Buffer,
+  words: DataView,
+  start: number,
+  end: number,
+  state: ScanState,
+  digester: FrameDigester,
+  onFrame: ScanOptions['onFrame'],
+  final: boolean,
+): RunResult {
+  let pos = start;
+  let seq = state.seq;
+  const prevText = state.prev;
+  // Where the previous frame's digest field is in `bytes` (-1 before this run's first frame).
   let prevAt = -1;
-  let record = 0;
-  let firstSeq = startSeq;
-  // Nothing in this loop is captured by a closure, so V8 keeps these in registers: this loop is
-  // what bounds verify throughput.
+  let record = state.record;
   let failure: string | undefined;
+  let needMore = false;
   while (pos < end) {
     if (end - pos < PREFIX_BYTES) {
-      failure = 'the file ends inside a frame';
+      if (!final) needMore = true;
+      else failure = 'the file ends inside a frame';
       break;
     }
     const length = readLength(words, pos);
@@ -204,7 +207,8 @@ export function scanSegment(bytes: Buffer, options: ScanOptions): SegmentScan {
     const jsonStart = pos + PREFIX_BYTES;
     const jsonEnd = jsonStart + length;
     if (jsonEnd >= end) {
-      failure = 'the file ends inside a frame';
+      if (!final) needMore = true;
+      else failure = 'the file ends inside a frame';
       break;
     }
     if (bytes[jsonEnd] !== NEWLINE) {
@@ -222,10 +226,10 @@ export function scanSegment(bytes: Buffer, options: ScanOptions): SegmentScan {
       // Reading without a known chain position: take the first frame's seq as it says.
       const match = /^\{"seq":([1-9]\d{0,15}),/.exec(bytes.toString('latin1', jsonStart, Math.min(jsonEnd, jsonStart + 32)));
       seq = match ? Number(match[1]) : 0;
-      firstSeq = seq;
+      state.firstSeq = seq;
     }
-    if (!startsWithChain(bytes, words, jsonStart, jsonEnd, seq, prevAt, prev)) {
-      failure = chainFault(bytes.toString('utf8', jsonStart, jsonEnd), seq, prevAt >= 0 ? bytes.toString('latin1', prevAt, prevAt + 64) : prev);
+    if (!startsWithChain(bytes, words, jsonStart, jsonEnd, seq, prevAt, prevText)) {
+      failure = chainFault(bytes.toString('utf8', jsonStart, jsonEnd), seq, prevAt >= 0 ? bytes.toString('latin1', prevAt, prevAt + 64) : prevText);
       break;
     }
     if (bytes[jsonEnd - 1] !== CLOSE_BRACE) {
@@ -238,25 +242,175 @@ export function scanSegment(bytes: Buffer, options: ScanOptions): SegmentScan {
     record += 1;
     pos = jsonEnd + 1;
   }
+  state.seq = seq;
+  state.record = record;
+  if (prevAt >= 0) state.prev = bytes.toString('latin1', prevAt, prevAt + 64);
+  return failure === undefined ? { pos, needMore } : { pos, failure, needMore: false };
+}
 
+type HeaderCheck = { readonly ok: true; readonly header: SegmentHeader; readonly length: number } | { readonly ok: false; readonly scan: SegmentScan };
+
+/** Parses the header at the start of `bytes` and checks it against the options and the chain. */
+function checkHeader(bytes: Uint8Array, options: ScanOptions): HeaderCheck {
+  const parsed = parseHeader(bytes);
+  const startSeq = (options.before?.seq ?? 0) + 1;
+  if (!parsed.ok) {
+    return {
+      ok: false,
+      scan: { frames: 0, goodLength: 0, tornBytes: 0, head: options.before ?? { seq: 0, digest: '' }, firstSeq: startSeq, fault: { kind: 'damage', offset: 0, reason: parsed.reason } },
+    };
+  }
+  const h = parsed.header;
+  const atHeader = (kind: ScanFault['kind'], reason: string): HeaderCheck => ({
+    ok: false,
+    scan: { header: h, frames: 0, goodLength: 0, tornBytes: 0, head: options.before ?? { seq: 0, digest: h.prev }, firstSeq: startSeq, fault: { kind, offset: 0, reason } },
+  });
+  if (h.segment !== options.segment) return atHeader('damage', `the header names segment ${h.segment}, not ${options.segment}`);
+  const mismatch = keyMismatch(h, options.digester);
+  if (mismatch) return atHeader('key', mismatch);
+  if (options.before && h.prev !== options.before.digest) {
+    return atHeader(
+      'damage',
+      options.segment === 1
+        ? 'the header prev of the first segment is not the genesis value (segments before it are missing)'
+        : `the header prev is not the digest that closed segment ${options.segment - 1} (a segment is missing or was replaced)`,
+    );
+  }
+  return { ok: true, header: h, length: parsed.length };
+}
+
+/** The scan result once the frames are done: a failure at the end is a torn tail or a fault. */
+function finish(
+  header: SegmentHeader,
+  options: ScanOptions,
+  state: ScanState,
+  run: RunResult,
+  tail: { readonly bytes: Buffer; readonly end: number; readonly base: number },
+): SegmentScan {
   let fault: ScanFault | undefined;
   let tornBytes = 0;
-  if (failure !== undefined) {
+  if (run.failure !== undefined) {
     // A frame cut short by a crash has no newline after it (a complete frame always ends in
     // one, and JSON text never contains one); that, and only that, is a torn tail.
-    if (allowTorn && bytes.indexOf(NEWLINE, pos) < 0) tornBytes = end - pos;
-    else fault = { kind: 'damage', record: record + 1, offset: pos, reason: failure, ...(seq > 0 ? { seq } : {}) };
+    const newline = tail.bytes.indexOf(NEWLINE, run.pos);
+    if (options.allowTorn && (newline < 0 || newline >= tail.end)) tornBytes = tail.end - run.pos;
+    else fault = { kind: 'damage', record: state.record + 1, offset: tail.base + run.pos, reason: run.failure, ...(state.seq > 0 ? { seq: state.seq } : {}) };
   }
-
-  if (prevAt >= 0) prev = bytes.toString('latin1', prevAt, prevAt + 64);
-  const lastSeq = seq < 0 ? (options.before?.seq ?? 0) : seq - 1;
+  const lastSeq = state.seq < 0 ? (options.before?.seq ?? 0) : state.seq - 1;
   return {
-    header: h,
-    frames: record,
-    goodLength: pos,
+    header,
+    frames: state.record,
+    goodLength: tail.base + run.pos,
     tornBytes,
-    head: { seq: lastSeq, digest: prev },
-    firstSeq,
+    head: { seq: lastSeq, digest: state.prev },
+    firstSeq: state.firstSeq,
     ...(fault ? { fault } : {}),
   };
+}
+
+/**
+ * Verifies one segment held in memory: header, then every frame's syntax, digest and place in
+ * the chain. Stops at the first fault.
+ */
+export function scanSegment(bytes: Buffer, options: ScanOptions): SegmentScan {
+  const checked = checkHeader(bytes, options);
+  if (!checked.ok) return checked.scan;
+  const state: ScanState = {
+    seq: options.before ? options.before.seq + 1 : -1,
+    prev: checked.header.prev,
+    record: 0,
+    firstSeq: (options.before?.seq ?? 0) + 1,
+  };
+  const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const run = scanFrames(bytes, words, checked.length, bytes.length, state, options.digester, options.onFrame, true);
+  return finish(checked.header, options, state, run, { bytes, end: bytes.length, base: 0 });
+}
+
+/** Bytes read per chunk when a segment is verified from its file. */
+const CHUNK_BYTES = 1024 * 1024;
+/** Room in front of each chunk for the unfinished frame carried over from the chunk before. */
+const CARRY_BYTES = PREFIX_BYTES + MAX_FRAME_BYTES + 1;
+
+/**
+ * Verifies a segment file in 1 MiB chunks, reading the next chunk on the thread pool while this
+ * one is checked: memory stays bounded whatever the segment size, and each chunk is hashed while
+ * it is still in the CPU cache. `length` limits the scan to what a running writer committed.
+ * Opens without following symbolic links, and only regular files.
+ */
+export async function scanSegmentFile(path: string, name: string, options: ScanOptions & { readonly length?: number }): Promise<{ scan: SegmentScan; size: number }> {
+  const handle = await openSegmentForRead(path, name);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new UnsafeSegmentError(`${name} is not a regular file`);
+    const size = options.length === undefined ? stat.size : Math.min(options.length, stat.size);
+    const buffers = [Buffer.allocUnsafe(CARRY_BYTES + CHUNK_BYTES), Buffer.allocUnsafe(CARRY_BYTES + CHUNK_BYTES)] as const;
+    const views = buffers.map((b) => new DataView(b.buffer, b.byteOffset, b.byteLength));
+    const readChunk = async (index: number, into: Buffer): Promise<number> => {
+      const from = index * CHUNK_BYTES;
+      const want = Math.max(0, Math.min(CHUNK_BYTES, size - from));
+      let got = 0;
+      while (got < want) {
+        const { bytesRead } = await handle.read(into, CARRY_BYTES + got, want - got, from + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return got;
+    };
+
+    let index = 0;
+    let current = 0;
+    let pending = readChunk(0, buffers[0]);
+    let carryFrom = 0;
+    let carryLength = 0;
+    let header: SegmentHeader | undefined;
+    let state: ScanState | undefined;
+    for (;;) {
+      const got = await pending;
+      const bytes = buffers[current] as Buffer;
+      const final = (index + 1) * CHUNK_BYTES >= size || got < CHUNK_BYTES;
+      // Carry the unfinished frame in front of this chunk, then the other buffer is free to refill.
+      if (carryLength > 0) (buffers[1 - current] as Buffer).copy(bytes, CARRY_BYTES - carryLength, carryFrom, carryFrom + carryLength);
+      if (!final) pending = readChunk(index + 1, buffers[1 - current] as Buffer);
+      const start = CARRY_BYTES - carryLength;
+      const end = CARRY_BYTES + got;
+      // File offset of bytes[0]: the chunk starts at index * CHUNK_BYTES, at CARRY_BYTES in the buffer.
+      const base = index * CHUNK_BYTES - CARRY_BYTES;
+      let from = start;
+      if (!header || !state) {
+        const checked = checkHeader(bytes.subarray(start, end), options);
+        if (!checked.ok) return { scan: checked.scan, size };
+        header = checked.header;
+        state = { seq: options.before ? options.before.seq + 1 : -1, prev: header.prev, record: 0, firstSeq: (options.before?.seq ?? 0) + 1 };
+        from = start + checked.length;
+      }
+      const run = scanFrames(bytes, views[current] as DataView, from, end, state, options.digester, options.onFrame, final);
+      if (final || run.failure !== undefined) {
+        if (!final) await pending.catch(() => undefined);
+        return { scan: finish(header, options, state, run, { bytes, end, base }), size };
+      }
+      carryFrom = run.pos;
+      carryLength = end - run.pos;
+      current = 1 - current;
+      index += 1;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A segment file that is not a plain file: refused, never followed or read. */
+export class UnsafeSegmentError extends Error {
+  override readonly name = 'UnsafeSegmentError';
+}
+
+/** Opens a segment read-only without following a symbolic link; O_NONBLOCK so a FIFO cannot hang us. */
+export async function openSegmentForRead(path: string, name: string): Promise<FileHandle> {
+  try {
+    return await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'EMLINK') throw new UnsafeSegmentError(`${name} is a symbolic link; refusing to follow it`);
+    if (code === 'ENOENT') throw new UnsafeSegmentError(`${name} disappeared while it was being read`);
+    throw new UnsafeSegmentError(`${name} cannot be opened (${code ?? 'error'})`);
+  }
 }

@@ -1,11 +1,12 @@
-import { constants } from 'node:fs';
-import { open, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AuditReport } from '@toolgate/contracts';
 import { GENESIS_DIGEST, type FrameDigester } from './chain/frame-codec.js';
 import type { SegmentHeader } from './segment-format.js';
 import { SEGMENT_FILE, SEGMENT_TEMP_FILE, segmentFileName } from './segment-format.js';
-import { scanSegment, type ChainHead, type ScanFault } from './segment-scanner.js';
+import { openSegmentForRead, scanSegmentFile, UnsafeSegmentError, type ChainHead, type ScanFault } from './segment-scanner.js';
+
+export { UnsafeSegmentError };
 
 /** A segment file of a trail. */
 export interface SegmentEntry {
@@ -52,26 +53,12 @@ export async function listTrail(dir: string): Promise<TrailListing> {
   return { segments, temps };
 }
 
-/** A segment file that is not a plain file: refused, never followed or read. */
-export class UnsafeSegmentError extends Error {
-  override readonly name = 'UnsafeSegmentError';
-}
-
 /**
  * Reads a segment without following a symbolic link (O_NOFOLLOW) and only if it is a regular
  * file, up to `length` bytes when given (the committed length of a segment being written).
  */
 export async function readSegmentFile(path: string, name: string, length?: number): Promise<Buffer> {
-  let handle;
-  try {
-    // O_NONBLOCK: a FIFO planted under a segment's name must not hang the reader.
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP' || code === 'EMLINK') throw new UnsafeSegmentError(`${name} is a symbolic link; refusing to follow it`);
-    if (code === 'ENOENT') throw new UnsafeSegmentError(`${name} disappeared while it was being read`);
-    throw new UnsafeSegmentError(`${name} cannot be opened (${code ?? 'error'})`);
-  }
+  const handle = await openSegmentForRead(path, name);
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw new UnsafeSegmentError(`${name} is not a regular file`);
@@ -117,8 +104,8 @@ export interface VerifyTrailOptions {
   readonly allowTorn: boolean;
   /** Verify only what a running writer has committed: up to this segment, and this many bytes of it. */
   readonly committed?: { readonly segment: number; readonly length: number };
-  /** Called with every verified frame's JSON bytes (used to rebuild nothing; for readers). */
-  readonly onFrame?: (segment: number, bytes: Buffer, seq: number, digest: string, jsonStart: number, jsonEnd: number) => void;
+  /** Called with every verified frame's seq and digest. */
+  readonly onFrame?: (segment: number, seq: number, digest: string) => void;
 }
 
 /**
@@ -145,38 +132,30 @@ export async function verifyTrail(options: VerifyTrailOptions): Promise<TrailVer
     return done({ segment: segmentFileName(all.length + 1), reason: 'a segment the writer is using has disappeared' }, { faultKind: 'damage' });
   }
 
-  const read = (i: number): Promise<Buffer> => {
-    const entry = all[i] as SegmentEntry;
-    const promise = readSegmentFile(join(dir, entry.name), entry.name, i === all.length - 1 && committed ? committed.length : undefined);
-    promise.catch(() => undefined); // awaited below; this only keeps an early failure from being "unhandled"
-    return promise;
-  };
-  let next = all.length > 0 ? read(0) : undefined;
   for (let i = 0; i < all.length; i++) {
     const entry = all[i] as SegmentEntry;
     const last = i === all.length - 1;
-    let bytes: Buffer;
+    let result: Awaited<ReturnType<typeof scanSegmentFile>>;
     try {
-      bytes = await (next as Promise<Buffer>);
-      // Read the next segment on the thread pool while this one is verified on the main thread.
-      next = last ? undefined : read(i + 1);
+      result = await scanSegmentFile(join(dir, entry.name), entry.name, {
+        segment: entry.segment,
+        before: head,
+        digester,
+        allowTorn: allowTorn && last,
+        ...(last && committed ? { length: committed.length } : {}),
+        ...(onFrame ? { onFrame: (seq: number, digest: string) => onFrame(entry.segment, seq, digest) } : {}),
+      });
     } catch (error) {
       if (error instanceof UnsafeSegmentError) return done({ segment: entry.name, reason: error.message }, { faultKind: 'damage' });
       throw error;
     }
-    if (last && committed && bytes.length < committed.length) {
+    const { scan, size } = result;
+    if (last && committed && size < committed.length) {
       return done(
-        { segment: entry.name, seq: head.seq + 1, reason: `the segment is shorter (${bytes.length} bytes) than the writer committed (${committed.length}): it was truncated` },
+        { segment: entry.name, seq: head.seq + 1, reason: `the segment is shorter (${size} bytes) than the writer committed (${committed.length}): it was truncated` },
         { faultKind: 'damage' },
       );
     }
-    const scan = scanSegment(bytes, {
-      segment: entry.segment,
-      before: head,
-      digester,
-      allowTorn: allowTorn && last,
-      ...(onFrame ? { onFrame: (seq: number, digest: string, s: number, e: number) => onFrame(entry.segment, bytes, seq, digest, s, e) } : {}),
-    });
     records += scan.frames;
     head = scan.head;
     summaries.push({

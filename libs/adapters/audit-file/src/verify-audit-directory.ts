@@ -47,7 +47,7 @@ export async function verifyAuditDirectory(options: VerifyAuditDirectoryOptions)
     allowTorn: true,
     ...(anchor
       ? {
-          onFrame: (_segment: number, _bytes: Buffer, seq: number, digest: string) => {
+          onFrame: (_segment: number, seq: number, digest: string) => {
             if (seq === anchor.seq) anchorSeen = digest;
           },
         }

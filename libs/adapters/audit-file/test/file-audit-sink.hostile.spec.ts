@@ -470,6 +470,51 @@ describe('FileAuditSink against damage and tampering', () => {
     expect((await verifyAuditDirectory({ dir })).fault?.reason).toMatch(/holds no audit segments/);
   });
 
+  it('verifies segments larger than one read chunk, frames straddling chunk boundaries included', async () => {
+    const sink = await FileAuditSink.open(dir, { segmentBytes: 8 * 1024 * 1024 });
+    let n = 0;
+    // ~3.5 MiB of frames of varied sizes, some near the 64 KiB cap, so boundaries fall everywhere.
+    for (let wave = 0; wave < 12; wave++) {
+      await Promise.all(
+        Array.from({ length: 400 }, () => {
+          n += 1;
+          return sink.append(sampleEvent(n, { detail: 'd'.repeat((n * 7919) % 1500), ...(n % 997 === 0 ? { repaired: Array.from({ length: 30 }, () => 'r'.repeat(2000)) } : {}) }));
+        }),
+      );
+    }
+    await sink.close();
+    const path = join(dir, SEG1);
+    const size = (await stat(path)).size;
+    expect(size).toBeGreaterThan(3 * 1024 * 1024);
+    expect(await verifyAuditDirectory({ dir })).toMatchObject({ ok: true, records: n, tornBytes: 0 });
+
+    // The frame that contains byte 1 MiB (the first chunk boundary) and its position in the segment.
+    const text = await readFile(path, 'latin1');
+    const boundary = 1024 * 1024;
+    let start = text.indexOf('\n') + 1;
+    let record = 1;
+    while (text.indexOf('\n', start) < boundary) {
+      start = text.indexOf('\n', start) + 1;
+      record += 1;
+    }
+    expect(start).toBeLessThan(boundary);
+    const bytes = await readFile(path);
+    bytes[boundary + 5] = (bytes[boundary + 5] as number) ^ 0x01;
+    await writeFile(path, bytes);
+    const damaged = await verifyAuditDirectory({ dir });
+    expect(damaged.ok).toBe(false);
+    expect(damaged.fault).toMatchObject({ segment: SEG1, record, seq: record });
+    expect(damaged.fault?.reason).toContain(`at byte ${start}:`);
+    expect(damaged.records).toBe(record - 1);
+
+    // Undo, then tear the last frame: still ok, with the torn bytes reported.
+    bytes[boundary + 5] = (bytes[boundary + 5] as number) ^ 0x01;
+    await writeFile(path, bytes.subarray(0, size - 40));
+    const torn = await verifyAuditDirectory({ dir });
+    expect(torn).toMatchObject({ ok: true, records: n - 1 });
+    expect(torn.tornBytes).toBeGreaterThan(40);
+  });
+
   it('keeps the chain across close and reopen', async () => {
     await writeTrail(3);
     const sink = await FileAuditSink.open(dir);
