@@ -35,6 +35,7 @@ export interface FileAuditSinkOptions {
   readonly clock?: Clock;
 }
 
+/** Segment size bound when `segmentBytes` is not given: 16 MiB. */
 export const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
 const MIN_SEGMENT_BYTES = 4096;
 const MAX_SEGMENT_BYTES = 256 * 1024 * 1024;
@@ -249,7 +250,12 @@ export class FileAuditSink implements AuditSink {
     return report;
   }
 
-  /** The newest `limit` matching records with seq > `afterSeq`, oldest first. */
+  /**
+   * The newest `limit` matching records with seq > `afterSeq`, oldest first. Reads segments from
+   * the newest back, verifying each frame it reads, and stops once `limit` records matched or
+   * `afterSeq` is reached: a filter that matches nothing recent reads the whole trail (there is no
+   * per-tenant index in files; the PostgreSQL sink has one).
+   */
   async tail(query: AuditQuery): Promise<readonly AuditRecord[]> {
     if (this.closed) throw new AuditUnavailableError('the audit sink is closed');
     const { limit, afterSeq = 0, tenant, principal } = query;

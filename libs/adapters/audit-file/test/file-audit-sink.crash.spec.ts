@@ -34,7 +34,21 @@ function killGroup(child: ChildProcess): void {
  * closed only when the last one is gone.
  */
 async function exited(pid: number): Promise<void> {
+  const procfs = await readFile('/proc/self/stat', 'latin1').then(
+    () => true,
+    () => false,
+  );
   for (let i = 0; i < 500; i++) {
+    if (!procfs) {
+      // Without /proc (not Linux): wait until the pid is gone altogether.
+      try {
+        process.kill(pid, 0);
+      } catch {
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      continue;
+    }
     const stat = await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => undefined);
     if (stat === undefined) return;
     const threads = await readdir(`/proc/${pid}/task`).catch(() => []);
