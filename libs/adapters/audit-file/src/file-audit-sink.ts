@@ -10,7 +10,7 @@ import {
   prepareEvent,
   type EncodedFrame,
   type FrameDigester,
-} from './chain/frame-codec.js';
+} from '@toolgate/adapter-kit-audit-chain';
 import { nodeAuditFileIo, type AuditFileIo } from './audit-file-io.js';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
 import { AuditCorruptError, AuditUnavailableError } from './errors.js';

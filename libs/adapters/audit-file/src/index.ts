@@ -8,5 +8,5 @@ export {
 } from './verify-audit-directory.js';
 export { AuditCorruptError, AuditUnavailableError } from './errors.js';
 export { nodeAuditFileIo, type AuditFileIo } from './audit-file-io.js';
-export { InvalidAuditEventError, MIN_HMAC_KEY_BYTES } from './chain/frame-codec.js';
-export { redactSecrets, REDACTED } from './chain/redact.js';
+export { InvalidAuditEventError, MIN_HMAC_KEY_BYTES } from '@toolgate/adapter-kit-audit-chain';
+export { redactSecrets, REDACTED } from '@toolgate/adapter-kit-audit-chain';

@@ -1,4 +1,4 @@
-import type { DigestAlgorithm, FrameDigester } from './chain/frame-codec.js';
+import type { DigestAlgorithm, FrameDigester } from '@toolgate/adapter-kit-audit-chain';
 
 /** Format name and version written at the start of every segment. */
 export const FORMAT_TAG = 'toolgate-audit/1';

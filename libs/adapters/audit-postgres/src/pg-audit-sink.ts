@@ -9,7 +9,7 @@ import {
   prepareEvent,
   type EncodedFrame,
   type FrameDigester,
-} from './chain/frame-codec.js';
+} from '@toolgate/adapter-kit-audit-chain';
 import { AuditCorruptError, AuditUnavailableError } from './errors.js';
 import { FRAMES_TABLE, HEAD_TABLE, migrateAuditSchema } from './pg-audit-schema.js';
 

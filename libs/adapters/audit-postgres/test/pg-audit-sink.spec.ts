@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { AuditEvent, AuditReceipt } from '@toolgate/contracts';
 import { createTestDatabase, specFrameDigest, type TestDatabase } from '@toolgate/testing';
@@ -204,13 +203,5 @@ describe('PgAuditSink', () => {
     expect(error).toBeInstanceOf(AuditUnavailableError);
     expect(error.message).toMatch(/cannot be reached/);
     expect(error.message).not.toContain(url.password);
-  });
-
-  it('shares its frame codec byte for byte with the file sink', async () => {
-    for (const file of ['frame-codec.ts', 'redact.ts']) {
-      const here = await readFile(new URL(`../src/chain/${file}`, import.meta.url), 'utf8');
-      const there = await readFile(new URL(`../../audit-file/src/chain/${file}`, import.meta.url), 'utf8');
-      expect(here, `${file} differs between audit-postgres and audit-file`).toBe(there);
-    }
   });
 });

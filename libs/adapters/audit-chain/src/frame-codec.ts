@@ -1,7 +1,5 @@
-// This file is byte-identical in libs/adapters/audit-file/src/chain/ and
-// libs/adapters/audit-postgres/src/chain/ (a parity test in audit-postgres compares them): both
-// sinks write the same frame JSON and the same digest, so one specification
-// (docs/audit-format.md) and one reference verifier cover both; adapters may not import each other.
+// The one frame codec of both audit sinks (file and PostgreSQL): they write the same frame JSON
+// and the same digest, so one specification (docs/audit-format.md) and one verifier cover both.
 import { createHmac, hash } from 'node:crypto';
 import type { AuditEvent, AuditEventKind, AuditRecord } from '@toolgate/contracts';
 import { redactSecrets } from './redact.js';

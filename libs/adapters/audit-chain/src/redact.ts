@@ -1,6 +1,4 @@
-// This file is byte-identical in libs/adapters/audit-file/src/chain/ and
-// libs/adapters/audit-postgres/src/chain/ (a parity test in audit-postgres compares them): both
-// sinks must redact exactly the same way, and adapters may not import each other.
+// Redaction shared by both audit sinks, so a secret is masked the same way whichever one stores it.
 
 /** What a redacted secret is replaced with. */
 export const REDACTED = '[REDACTED]';

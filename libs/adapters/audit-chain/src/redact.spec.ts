@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactSecrets } from '../src/index.js';
+import { redactSecrets } from './index.js';
 
 describe('redactSecrets', () => {
   it.each([
