@@ -6,6 +6,12 @@ import {
   FileAuditSink,
   UnavailableAuditSink,
 } from '@toolgate/adapter-audit-file';
+import {
+  AuditCorruptError as PgAuditCorruptError,
+  AuditUnavailableError as PgAuditUnavailableError,
+  AuditSchemaTooNewError,
+  PgAuditSink,
+} from '@toolgate/adapter-audit-postgres';
 import { BwrapExecutor } from '@toolgate/adapter-executor-bwrap';
 import { ContainerExecutor } from '@toolgate/adapter-executor-container';
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
@@ -97,14 +103,19 @@ async function loadDirectory(config: ServerConfig, log: Log): Promise<{ director
  * says why, while every tool call is refused with AUDIT_UNAVAILABLE (fail closed).
  */
 async function openAudit(config: ServerConfig, log: Log, closers: Closers): Promise<AuditSink> {
+  const options = config.auditHmacKey ? { hmacKey: config.auditHmacKey } : {};
   try {
-    const sink = await FileAuditSink.open(join(config.dataDir, 'audit'), config.auditHmacKey ? { hmacKey: config.auditHmacKey } : {});
+    const sink =
+      config.audit === 'postgres'
+        ? await PgAuditSink.open(config.databaseUrl!, options)
+        : await FileAuditSink.open(join(config.dataDir, 'audit'), options);
     closers.add(() => sink.close());
     return sink;
   } catch (error) {
-    if (error instanceof AuditCorruptError || error instanceof AuditUnavailableError) {
-      log('error', `audit trail unavailable, every tool call will be refused: ${error.message}`);
-      return new UnavailableAuditSink(error.message);
+    const known = [AuditCorruptError, AuditUnavailableError, PgAuditCorruptError, PgAuditUnavailableError, AuditSchemaTooNewError];
+    if (known.some((kind) => error instanceof kind)) {
+      log('error', `audit trail unavailable, every tool call will be refused: ${(error as Error).message}`);
+      return new UnavailableAuditSink((error as Error).message);
     }
     throw error;
   }

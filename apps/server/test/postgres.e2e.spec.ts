@@ -16,7 +16,7 @@ describe('scale-out configuration: two server processes sharing PostgreSQL', () 
 
   beforeAll(async () => {
     db = await createTestDatabase(inject('toolgatePostgresUrl'));
-    const env = { TOOLGATE_STORE: 'postgres', DATABASE_URL: db.url };
+    const env = { TOOLGATE_STORE: 'postgres', TOOLGATE_AUDIT: 'postgres', DATABASE_URL: db.url };
     a = await startHarness(env, { principals });
     b = await startHarness(env, { principals });
   });
@@ -34,6 +34,16 @@ describe('scale-out configuration: two server processes sharing PostgreSQL', () 
     const bodies = results.map((r) => r.body);
     expect(bodies.filter((x) => x.ok)).toHaveLength(5);
     expect(bodies.filter((x) => !x.ok).every((x) => x.denial.code === 'BUDGET_EXHAUSTED')).toBe(true);
+  });
+
+  it('writes one gap-free audit chain from both servers', async () => {
+    const token = 'alice-token-0123456789';
+    const verify = await a.call('/api/v1/audit/verify', { token });
+    expect(verify.body).toMatchObject({ ok: true });
+    const tail = await b.call('/api/v1/audit?limit=100', { token });
+    const seqs = tail.body.map((r: { seq: number }) => r.seq);
+    expect(seqs).toEqual(seqs.map((_: number, i: number) => seqs[0] + i));
+    expect(tail.body.filter((r: { event: string }) => r.event === 'succeeded')).toHaveLength(5);
   });
 
   it('shares tenant settings across both servers', async () => {
