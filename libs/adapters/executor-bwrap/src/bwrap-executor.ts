@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue, ToolContext, ToolExecutor, ToolHandler } from '@toolgate/contracts';
 import { BwrapRunner, type BwrapRunnerOptions } from './bwrap-runner.js';
-import { executeWithProcesses } from './process-kit/call-scope.js';
+import { executeWithProcesses } from '@toolgate/adapter-kit-process';
 
 /**
  * Tier 2 (namespace sandbox). The handler runs in the gateway's process; every process it

@@ -9,9 +9,16 @@ import {
   type ProcessRunner,
   type ProcessSpec,
 } from '@toolgate/contracts';
+import {
+  resolveWorkingDirectory,
+  superviseProcess,
+  supervisionFrom,
+  validateLimits,
+  validateSpec,
+  type Supervision,
+  type WorkingDirectory,
+} from '@toolgate/adapter-kit-process';
 import { bwrapArgs, hostTopLevel, SANDBOX_WORKSPACE, type SandboxPlan, type TopLevelEntry } from './bwrap-argv.js';
-import { resolveWorkingDirectory, validateLimits, validateSpec, type WorkingDirectory } from './process-kit/process-spec.js';
-import { DEFAULT_SUPERVISION, superviseProcess, type Supervision } from './process-kit/supervised-process.js';
 import { identityFiles } from './sandbox-identity.js';
 
 /** Configuration of the tier-2 sandbox. */
@@ -60,11 +67,7 @@ export class BwrapRunner implements ProcessRunner {
   constructor(options: BwrapRunnerOptions = {}) {
     this.bwrapPath = options.bwrapPath ?? 'bwrap';
     this.hostPath = options.hostPath ?? '/usr/local/bin:/usr/bin:/bin';
-    this.supervision = {
-      killGraceMs: options.killGraceMs ?? DEFAULT_SUPERVISION.killGraceMs,
-      floodFactor: options.floodFactor ?? DEFAULT_SUPERVISION.floodFactor,
-      drainMs: options.drainMs ?? DEFAULT_SUPERVISION.drainMs,
-    };
+    this.supervision = supervisionFrom(options);
     this.sandboxPath = options.sandboxPath ?? '/usr/local/bin:/usr/bin:/bin';
     this.lang = options.lang ?? 'C.UTF-8';
     this.uid = options.uid ?? 1000;

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue, ToolContext, ToolExecutor, ToolHandler } from '@toolgate/contracts';
 import { ContainerRunner, type ContainerRunnerOptions } from './container-runner.js';
-import { executeWithProcesses } from './process-kit/call-scope.js';
+import { executeWithProcesses } from '@toolgate/adapter-kit-process';
 
 /**
  * The container tier. The handler runs in the gateway's process; every process it starts runs

@@ -8,9 +8,8 @@ import {
   type ProcessRunner,
   type ProcessSpec,
 } from '@toolgate/contracts';
+import { resolveWorkingDirectory, superviseProcess, supervisionFrom, validateLimits, validateSpec, type Supervision } from '@toolgate/adapter-kit-process';
 import { CONTAINER_WORKSPACE, containerRunArgs } from './container-argv.js';
-import { resolveWorkingDirectory, validateLimits, validateSpec } from './process-kit/process-spec.js';
-import { DEFAULT_SUPERVISION, superviseProcess, type Supervision } from './process-kit/supervised-process.js';
 
 export type ContainerEngine = 'docker' | 'podman';
 
@@ -91,11 +90,7 @@ export class ContainerRunner implements ProcessRunner {
     this.pidsLimit = options.pidsLimit ?? 256;
     this.tmpSizeBytes = options.tmpSizeBytes ?? 64 * 1024 * 1024;
     this.probeTimeoutMs = options.probeTimeoutMs ?? 5000;
-    this.supervision = {
-      killGraceMs: options.killGraceMs ?? DEFAULT_SUPERVISION.killGraceMs,
-      floodFactor: options.floodFactor ?? DEFAULT_SUPERVISION.floodFactor,
-      drainMs: options.drainMs ?? DEFAULT_SUPERVISION.drainMs,
-    };
+    this.supervision = supervisionFrom(options);
     if (options.engine !== undefined && options.engine !== 'docker' && options.engine !== 'podman') {
       throw new Error(`container engine must be 'docker' or 'podman', got '${String(options.engine)}'`);
     }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsonObject, JsonValue, ProcessRunner, ToolContext, ToolExecutor, ToolHandler } from '@toolgate/contracts';
-import { executeWithProcesses } from './process-kit/call-scope.js';
+import { executeWithProcesses } from '@toolgate/adapter-kit-process';
 import { SubprocessRunner, type SubprocessRunnerOptions } from './subprocess-runner.js';
 
 /**

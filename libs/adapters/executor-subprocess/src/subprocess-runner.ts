@@ -1,6 +1,5 @@
 import type { PreparedCommand, ProcessLimits, ProcessResult, ProcessRunner, ProcessSpec } from '@toolgate/contracts';
-import { resolveWorkingDirectory, validateLimits, validateSpec } from './process-kit/process-spec.js';
-import { DEFAULT_SUPERVISION, superviseProcess, type Supervision } from './process-kit/supervised-process.js';
+import { resolveWorkingDirectory, superviseProcess, supervisionFrom, validateLimits, validateSpec, type Supervision } from '@toolgate/adapter-kit-process';
 
 /** Tuning of the tier-1 runner. Every field has a default fit for tool calls. */
 export interface SubprocessRunnerOptions extends Partial<Supervision> {
@@ -25,11 +24,7 @@ export class SubprocessRunner implements ProcessRunner {
     if (process.platform === 'win32') throw new Error('the subprocess tier needs POSIX process groups');
     this.path = options.path ?? '/usr/local/bin:/usr/bin:/bin';
     this.lang = options.lang ?? 'C.UTF-8';
-    this.supervision = {
-      killGraceMs: options.killGraceMs ?? DEFAULT_SUPERVISION.killGraceMs,
-      floodFactor: options.floodFactor ?? DEFAULT_SUPERVISION.floodFactor,
-      drainMs: options.drainMs ?? DEFAULT_SUPERVISION.drainMs,
-    };
+    this.supervision = supervisionFrom(options);
   }
 
   /**

@@ -44,8 +44,6 @@ export function scopeRunner(runner: ProcessRunner, workspaceRoot: string, signal
  * semantics as the in-process tier: rejects with `ToolAbortedError` at the deadline or when the
  * caller's signal fires, aborting the handler's signal either way (which also stops every
  * process the handler started through `ctx.process`).
- *
- * Kept in each executor lib because adapters may depend only on `@toolgate/contracts`.
  */
 export function executeWithProcesses(
   runner: ProcessRunner,

@@ -25,6 +25,19 @@ export interface Supervision {
 
 export const DEFAULT_SUPERVISION: Supervision = { killGraceMs: 1000, floodFactor: 4, drainMs: 500 };
 
+/**
+ * The supervision a runner's options ask for, each unset field at its default. Takes the
+ * options object as given (a runner's options extend `Partial<Supervision>`) and keeps only
+ * the supervision fields.
+ */
+export function supervisionFrom(options: Partial<Supervision>): Supervision {
+  return {
+    killGraceMs: options.killGraceMs ?? DEFAULT_SUPERVISION.killGraceMs,
+    floodFactor: options.floodFactor ?? DEFAULT_SUPERVISION.floodFactor,
+    drainMs: options.drainMs ?? DEFAULT_SUPERVISION.drainMs,
+  };
+}
+
 type StopReason = 'timeout' | 'abort' | 'flood';
 
 /**
