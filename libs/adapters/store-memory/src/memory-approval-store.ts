@@ -6,7 +6,15 @@ import type {
   ApprovalStore,
   NewApproval,
 } from '@toolgate/contracts';
-import { requireInteger, requireJsonObject, requireText } from './text-rules.js';
+import {
+  checkDecision,
+  consumeProblem,
+  decideProblem,
+  requireInteger,
+  requireJsonObject,
+  requireListLimit,
+  requireText,
+} from '@toolgate/adapter-kit-store';
 
 interface Entry {
   /** Insertion order, the tie-break for approvals created in the same millisecond. */
@@ -40,7 +48,7 @@ export class MemoryApprovalStore implements ApprovalStore {
     tenant: string,
     filter: { readonly status?: ApprovalStatus; readonly requester?: string; readonly payloadDigest?: string; readonly limit: number },
   ): Promise<readonly ApprovalRecord[]> {
-    const limit = checkLimit(filter.limit);
+    const limit = requireListLimit(filter.limit);
     const entries = [...(this.#byTenant.get(tenant)?.values() ?? [])].filter(
       ({ record }) =>
         (filter.status === undefined || record.status === filter.status) &&
@@ -52,21 +60,19 @@ export class MemoryApprovalStore implements ApprovalStore {
   }
 
   async decide(tenant: string, id: string, decision: ApprovalDecision): Promise<ApprovalOutcome> {
-    const by = requireText('decision.by', decision.by);
-    const reason = decision.reason === undefined ? undefined : requireText('decision.reason', decision.reason);
-    const at = requireInteger('decision.at', decision.at);
+    const { status, by, reason, at, selfApproved } = checkDecision(decision);
     const entry = this.#byTenant.get(tenant)?.get(id);
     if (!entry) return { ok: false, problem: 'not_found' };
     const current = entry.record;
-    if (current.status !== 'pending') return { ok: false, problem: 'not_pending', record: copy(current) };
-    if (at >= current.expiresAt) return { ok: false, problem: 'expired', record: copy(current) };
+    const problem = decideProblem(current, at);
+    if (problem) return { ok: false, problem, record: copy(current) };
     entry.record = {
       ...current,
-      status: decision.approve ? 'approved' : 'denied',
+      status,
       decidedBy: by,
       decidedAt: at,
       ...(reason === undefined ? {} : { reason }),
-      selfApproved: decision.selfApproved === true,
+      selfApproved,
     };
     return { ok: true, record: copy(entry.record) };
   }
@@ -76,10 +82,8 @@ export class MemoryApprovalStore implements ApprovalStore {
     const entry = this.#byTenant.get(tenant)?.get(id);
     if (!entry) return { ok: false, problem: 'not_found' };
     const current = entry.record;
-    if (current.status === 'consumed') return { ok: false, problem: 'consumed', record: copy(current) };
-    if (current.status !== 'approved') return { ok: false, problem: 'not_approved', record: copy(current) };
-    if (now >= current.expiresAt) return { ok: false, problem: 'expired', record: copy(current) };
-    if (current.payloadDigest !== payloadDigest) return { ok: false, problem: 'payload_mismatch', record: copy(current) };
+    const problem = consumeProblem(current, payloadDigest, now);
+    if (problem) return { ok: false, problem, record: copy(current) };
     entry.record = { ...current, status: 'consumed', consumedAt: now };
     return { ok: true, record: copy(entry.record) };
   }
@@ -108,11 +112,6 @@ function checkNewApproval(approval: NewApproval): ApprovalRecord {
     createdAt: requireInteger('createdAt', approval.createdAt),
     expiresAt: requireInteger('expiresAt', approval.expiresAt),
   };
-}
-
-function checkLimit(limit: number): number {
-  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError('limit must be a non-negative integer');
-  return limit;
 }
 
 /** Callers get their own copy, as they would from a database, so they cannot edit stored state. */

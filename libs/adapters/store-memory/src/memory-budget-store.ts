@@ -1,5 +1,5 @@
 import type { BudgetPolicy, BudgetStore } from '@toolgate/contracts';
-import { requireInteger, requireText } from './text-rules.js';
+import { budgetWindow, requireText } from '@toolgate/adapter-kit-store';
 
 /**
  * Fixed-window call budgets in a map. Each principal keeps at most its current and previous
@@ -10,15 +10,13 @@ export class MemoryBudgetStore implements BudgetStore {
   readonly #used = new Map<string, Map<number, number>>();
 
   async remaining(tenant: string, principal: string, policy: BudgetPolicy, now: number): Promise<number> {
-    const { calls, windowMs } = checkPolicy(policy);
-    const start = windowStart(requireInteger('now', now), windowMs);
+    const { calls, start } = budgetWindow(policy, now);
     const used = this.#used.get(key(tenant, principal))?.get(start) ?? 0;
     return Math.max(0, calls - used);
   }
 
   async charge(tenant: string, principal: string, policy: BudgetPolicy, now: number): Promise<boolean> {
-    const { calls, windowMs } = checkPolicy(policy);
-    const start = windowStart(requireInteger('now', now), windowMs);
+    const { calls, windowMs, start } = budgetWindow(policy, now);
     const k = key(tenant, principal);
     let windows = this.#used.get(k);
     if (!windows) {
@@ -40,17 +38,4 @@ function key(tenant: string, principal: string): string {
   requireText('tenant', tenant);
   requireText('principal', principal);
   return `${tenant}\u0000${principal}`;
-}
-
-/** The start of the fixed window holding `now`, in epoch ms: `floor(now / window) * window`. */
-function windowStart(now: number, windowMs: number): number {
-  return Math.floor(now / windowMs) * windowMs;
-}
-
-function checkPolicy(policy: BudgetPolicy): { calls: number; windowMs: number } {
-  if (!Number.isSafeInteger(policy.calls) || policy.calls < 0) throw new RangeError('budget calls must be a non-negative integer');
-  if (!Number.isSafeInteger(policy.windowSeconds) || policy.windowSeconds <= 0) {
-    throw new RangeError('budget windowSeconds must be a positive integer');
-  }
-  return { calls: policy.calls, windowMs: policy.windowSeconds * 1000 };
 }

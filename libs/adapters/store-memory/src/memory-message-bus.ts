@@ -1,5 +1,5 @@
 import type { BusMessage, MessageBus } from '@toolgate/contracts';
-import { requireInteger, requireText } from './text-rules.js';
+import { checkBusMessage, checkBusRead, publishedMessage } from '@toolgate/adapter-kit-store';
 
 /** One tenant's bus: its messages by channel (each list in seq order) and its readers' cursors. */
 interface TenantBus {
@@ -19,16 +19,8 @@ export class MemoryMessageBus implements MessageBus {
   #seq = 0;
 
   async publish(message: Omit<BusMessage, 'seq'>): Promise<BusMessage> {
-    checkMessage(message);
-    const stored: BusMessage = {
-      id: message.id,
-      tenant: message.tenant,
-      channel: message.channel,
-      sender: message.sender,
-      body: message.body,
-      publishedAt: message.publishedAt,
-      seq: ++this.#seq,
-    };
+    checkBusMessage(message);
+    const stored = publishedMessage(message, ++this.#seq);
     const bus = this.#tenant(message.tenant);
     let list = bus.channels.get(message.channel);
     if (!list) {
@@ -44,9 +36,7 @@ export class MemoryMessageBus implements MessageBus {
     reader: string,
     options: { readonly channels?: readonly string[]; readonly limit: number },
   ): Promise<readonly BusMessage[]> {
-    requireName('tenant', tenant);
-    requireName('reader', reader);
-    checkLimit(options.limit);
+    checkBusRead(tenant, reader, options.limit);
     const bus = this.#tenants.get(tenant);
     if (!bus) return [];
 
@@ -89,18 +79,4 @@ function firstAfter(list: readonly BusMessage[], after: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-function checkMessage(message: Omit<BusMessage, 'seq'>): void {
-  for (const field of ['id', 'tenant', 'channel', 'sender'] as const) requireName(field, message[field]);
-  requireText('body', message.body);
-  requireInteger('publishedAt', message.publishedAt);
-}
-
-function requireName(field: string, value: string): void {
-  if (requireText(field, value).length === 0) throw new TypeError(`${field} must not be empty`);
-}
-
-function checkLimit(limit: number): void {
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
 }

@@ -1,5 +1,5 @@
 import type { EgressSettings, SettingsStore } from '@toolgate/contracts';
-import { requireText } from './text-rules.js';
+import { normaliseEgress, requireText, withHost } from '@toolgate/adapter-kit-store';
 
 /** Per-tenant egress settings in a map. */
 export class MemorySettingsStore implements SettingsStore {
@@ -11,7 +11,7 @@ export class MemorySettingsStore implements SettingsStore {
   }
 
   async setEgress(tenant: string, settings: EgressSettings): Promise<EgressSettings> {
-    const saved = normalise(settings);
+    const saved = normaliseEgress(settings);
     this.#egress.set(requireText('tenant', tenant), saved);
     return copy(saved);
   }
@@ -19,24 +19,11 @@ export class MemorySettingsStore implements SettingsStore {
   async allowEgressHost(tenant: string, host: string, base: EgressSettings): Promise<EgressSettings> {
     requireText('host', host);
     // No await between the read and the write: the read-modify-write is atomic.
-    const start = this.#egress.get(tenant) ?? normalise(base);
-    const saved: EgressSettings = {
-      enabled: true,
-      allowAny: start.allowAny,
-      hosts: start.hosts.includes(host) ? start.hosts : [...start.hosts, host],
-    };
+    const start = this.#egress.get(tenant) ?? normaliseEgress(base);
+    const saved: EgressSettings = { enabled: true, allowAny: start.allowAny, hosts: withHost(start.hosts, host) };
     this.#egress.set(requireText('tenant', tenant), saved);
     return copy(saved);
   }
-}
-
-/** Only the port's fields, hosts deduplicated in first-seen order. */
-function normalise(settings: EgressSettings): EgressSettings {
-  if (typeof settings.enabled !== 'boolean') throw new TypeError('egress enabled must be a boolean');
-  if (typeof settings.allowAny !== 'boolean') throw new TypeError('egress allowAny must be a boolean');
-  if (!Array.isArray(settings.hosts)) throw new TypeError('egress hosts must be an array of strings');
-  const hosts = [...new Set(settings.hosts.map((host, i) => requireText(`egress hosts[${i}]`, host)))];
-  return { enabled: settings.enabled, allowAny: settings.allowAny, hosts };
 }
 
 function copy(settings: EgressSettings): EgressSettings {

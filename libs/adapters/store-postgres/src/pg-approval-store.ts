@@ -8,9 +8,18 @@ import type {
   JsonObject,
   NewApproval,
 } from '@toolgate/contracts';
+import {
+  checkDecision,
+  consumeProblem,
+  decideProblem,
+  isStorableText,
+  jsonObjectText,
+  requireInteger,
+  requireListLimit,
+  requireText,
+} from '@toolgate/adapter-kit-store';
 import type { Pool } from 'pg';
 import type { PgMigration } from './pg-migrations.js';
-import { isStorableText, jsonObjectText, requireInteger, requireText } from './text-rules.js';
 
 /** The schema history of the `approvals` component; append, never edit. */
 export const PG_APPROVAL_MIGRATIONS: readonly PgMigration[] = [
@@ -114,7 +123,7 @@ export class PgApprovalStore implements ApprovalStore {
     tenant: string,
     filter: { readonly status?: ApprovalStatus; readonly requester?: string; readonly payloadDigest?: string; readonly limit: number },
   ): Promise<readonly ApprovalRecord[]> {
-    if (!Number.isSafeInteger(filter.limit) || filter.limit < 0) throw new RangeError('limit must be a non-negative integer');
+    requireListLimit(filter.limit);
     const values: unknown[] = [tenant];
     const where = ['tenant = $1'];
     // Only fixed column names reach the SQL text; every value is a bound parameter.
@@ -138,19 +147,18 @@ export class PgApprovalStore implements ApprovalStore {
   }
 
   async decide(tenant: string, id: string, decision: ApprovalDecision): Promise<ApprovalOutcome> {
-    const by = requireText('decision.by', decision.by);
-    const reason = decision.reason === undefined ? null : requireText('decision.reason', decision.reason);
-    const at = requireInteger('decision.at', decision.at);
+    const { status, by, reason, at, selfApproved } = checkDecision(decision);
     if (!isStorableText(tenant) || !isStorableText(id)) return { ok: false, problem: 'not_found' };
     const { rows } = await this.pool.query<ApprovalRow>(
       `UPDATE approvals
           SET status = $3, decided_by = $4, decided_at = $5, reason = $6, self_approved = $7
         WHERE tenant = $1 AND id = $2 AND status = 'pending' AND expires_at > $5
        RETURNING ${COLUMNS}`,
-      [tenant, id, decision.approve ? 'approved' : 'denied', by, at, reason, decision.selfApproved === true],
+      [tenant, id, status, by, at, reason ?? null, selfApproved],
     );
     if (rows[0]) return { ok: true, record: toRecord(rows[0]) };
-    return this.#refusal(tenant, id, (record) => (record.status === 'pending' ? 'expired' : 'not_pending'));
+    // Decidable now means the row was created after the UPDATE looked; reported as expired.
+    return this.#refusal(tenant, id, (record) => decideProblem(record, at) ?? 'expired');
   }
 
   async consume(tenant: string, id: string, payloadDigest: string, now: number): Promise<ApprovalOutcome> {
@@ -166,11 +174,8 @@ export class PgApprovalStore implements ApprovalStore {
       );
       if (rows[0]) return { ok: true, record: toRecord(rows[0]) };
     }
-    return this.#refusal(tenant, id, (record) => {
-      if (record.status === 'consumed') return 'consumed';
-      if (record.status !== 'approved') return 'not_approved';
-      return now >= record.expiresAt ? 'expired' : 'payload_mismatch';
-    });
+    // Consumable now means the row was approved after the UPDATE looked; reported as a mismatch.
+    return this.#refusal(tenant, id, (record) => consumeProblem(record, payloadDigest, now) ?? 'payload_mismatch');
   }
 
   /** Names why a conditional update changed nothing, from the row as it is now. */

@@ -1,7 +1,7 @@
 import type { BudgetPolicy, BudgetStore } from '@toolgate/contracts';
+import { budgetWindow, requireText } from '@toolgate/adapter-kit-store';
 import type { Pool } from 'pg';
 import type { PgMigration } from './pg-migrations.js';
-import { requireInteger, requireText } from './text-rules.js';
 
 /** The schema history of the `budgets` component; append, never edit. */
 export const PG_BUDGET_MIGRATIONS: readonly PgMigration[] = [
@@ -30,8 +30,7 @@ export class PgBudgetStore implements BudgetStore {
   constructor(private readonly pool: Pool) {}
 
   async remaining(tenant: string, principal: string, policy: BudgetPolicy, now: number): Promise<number> {
-    const { calls, windowMs } = checkPolicy(policy);
-    const start = windowStart(requireInteger('now', now), windowMs);
+    const { calls, start } = budgetWindow(policy, now);
     const { rows } = await this.pool.query<{ used: number }>(
       'SELECT used FROM budgets WHERE tenant = $1 AND principal = $2 AND window_start = $3',
       [requireText('tenant', tenant), requireText('principal', principal), start],
@@ -40,8 +39,7 @@ export class PgBudgetStore implements BudgetStore {
   }
 
   async charge(tenant: string, principal: string, policy: BudgetPolicy, now: number): Promise<boolean> {
-    const { calls, windowMs } = checkPolicy(policy);
-    const start = windowStart(requireInteger('now', now), windowMs);
+    const { calls, windowMs, start } = budgetWindow(policy, now);
     requireText('tenant', tenant);
     requireText('principal', principal);
     // The upsert's insert branch spends one call, so a zero budget must not reach it.
@@ -63,17 +61,4 @@ export class PgBudgetStore implements BudgetStore {
     }
     return true;
   }
-}
-
-/** The start of the fixed window holding `now`, in epoch ms: `floor(now / window) * window`. */
-function windowStart(now: number, windowMs: number): number {
-  return Math.floor(now / windowMs) * windowMs;
-}
-
-function checkPolicy(policy: BudgetPolicy): { calls: number; windowMs: number } {
-  if (!Number.isSafeInteger(policy.calls) || policy.calls < 0) throw new RangeError('budget calls must be a non-negative integer');
-  if (!Number.isSafeInteger(policy.windowSeconds) || policy.windowSeconds <= 0) {
-    throw new RangeError('budget windowSeconds must be a positive integer');
-  }
-  return { calls: policy.calls, windowMs: policy.windowSeconds * 1000 };
 }

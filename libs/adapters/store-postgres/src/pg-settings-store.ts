@@ -1,7 +1,7 @@
 import type { EgressSettings, SettingsStore } from '@toolgate/contracts';
+import { isStorableText, normaliseEgress, requireText, withHost } from '@toolgate/adapter-kit-store';
 import type { Pool } from 'pg';
 import type { PgMigration } from './pg-migrations.js';
-import { isStorableText, requireText } from './text-rules.js';
 
 /** The schema history of the `settings` component; append, never edit. */
 export const PG_SETTINGS_MIGRATIONS: readonly PgMigration[] = [
@@ -40,7 +40,7 @@ export class PgSettingsStore implements SettingsStore {
   }
 
   async setEgress(tenant: string, settings: EgressSettings): Promise<EgressSettings> {
-    const clean = normalise(settings);
+    const clean = normaliseEgress(settings);
     const { rows } = await this.pool.query<EgressRow>(
       `INSERT INTO egress_settings (tenant, enabled, allow_any, hosts) VALUES ($1, $2, $3, $4::text[])
        ON CONFLICT (tenant) DO UPDATE SET enabled = EXCLUDED.enabled, allow_any = EXCLUDED.allow_any, hosts = EXCLUDED.hosts
@@ -52,7 +52,7 @@ export class PgSettingsStore implements SettingsStore {
 
   async allowEgressHost(tenant: string, host: string, base: EgressSettings): Promise<EgressSettings> {
     requireText('host', host);
-    const start = normalise(base);
+    const start = normaliseEgress(base);
     // The insert branch carries base + host (computed here); the update branch appends to what
     // is stored, unless the host is already there.
     const { rows } = await this.pool.query<EgressRow>(
@@ -61,19 +61,10 @@ export class PgSettingsStore implements SettingsStore {
          enabled = true,
          hosts = CASE WHEN $4::text = ANY (s.hosts) THEN s.hosts ELSE array_append(s.hosts, $4::text) END
        RETURNING enabled, allow_any, hosts`,
-      [requireText('tenant', tenant), start.allowAny, start.hosts.includes(host) ? start.hosts : [...start.hosts, host], host],
+      [requireText('tenant', tenant), start.allowAny, withHost(start.hosts, host), host],
     );
     return toSettings(only(rows));
   }
-}
-
-/** Only the port's fields, hosts deduplicated in first-seen order. */
-function normalise(settings: EgressSettings): EgressSettings {
-  if (typeof settings.enabled !== 'boolean') throw new TypeError('egress enabled must be a boolean');
-  if (typeof settings.allowAny !== 'boolean') throw new TypeError('egress allowAny must be a boolean');
-  if (!Array.isArray(settings.hosts)) throw new TypeError('egress hosts must be an array of strings');
-  const hosts = [...new Set(settings.hosts.map((host, i) => requireText(`egress hosts[${i}]`, host)))];
-  return { enabled: settings.enabled, allowAny: settings.allowAny, hosts };
 }
 
 function only(rows: EgressRow[]): EgressRow {

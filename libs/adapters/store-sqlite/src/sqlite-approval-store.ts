@@ -8,9 +8,18 @@ import type {
   JsonObject,
   NewApproval,
 } from '@toolgate/contracts';
+import {
+  checkDecision,
+  consumeProblem,
+  decideProblem,
+  isStorableText,
+  jsonObjectText,
+  requireInteger,
+  requireListLimit,
+  requireText,
+} from '@toolgate/adapter-kit-store';
 import type Database from 'better-sqlite3';
 import { migrateSqlite, type SqliteMigration } from './sqlite-migrations.js';
-import { isStorableText, jsonObjectText, requireInteger, requireText } from './text-rules.js';
 
 /** The schema history of the `approvals` component; append, never edit. */
 export const APPROVAL_MIGRATIONS: readonly SqliteMigration[] = [
@@ -126,7 +135,7 @@ export class SqliteApprovalStore implements ApprovalStore {
     tenant: string,
     filter: { readonly status?: ApprovalStatus; readonly requester?: string; readonly payloadDigest?: string; readonly limit: number },
   ): Promise<readonly ApprovalRecord[]> {
-    if (!Number.isSafeInteger(filter.limit) || filter.limit < 0) throw new RangeError('limit must be a non-negative integer');
+    requireListLimit(filter.limit);
     const texts = [tenant, filter.status, filter.requester, filter.payloadDigest].filter((v) => v !== undefined);
     if (!texts.every(isStorableText)) return [];
     const where = ['tenant = @tenant'];
@@ -143,19 +152,12 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   async decide(tenant: string, id: string, decision: ApprovalDecision): Promise<ApprovalOutcome> {
-    const params = {
-      tenant,
-      id,
-      status: decision.approve ? 'approved' : 'denied',
-      by: requireText('decision.by', decision.by),
-      reason: decision.reason === undefined ? null : requireText('decision.reason', decision.reason),
-      selfApproved: decision.selfApproved === true ? 1 : 0,
-      at: requireInteger('decision.at', decision.at),
-    };
+    const { status, by, reason, at, selfApproved } = checkDecision(decision);
     if (!isStorableText(tenant) || !isStorableText(id)) return { ok: false, problem: 'not_found' };
-    const row = this.#decide.get(params);
+    const row = this.#decide.get({ tenant, id, status, by, reason: reason ?? null, selfApproved: selfApproved ? 1 : 0, at });
     if (row) return { ok: true, record: toRecord(row) };
-    return this.#refusal(tenant, id, (record) => (record.status === 'pending' ? 'expired' : 'not_pending'));
+    // Decidable now means the row was created after the UPDATE looked; reported as expired.
+    return this.#refusal(tenant, id, (record) => decideProblem(record, at) ?? 'expired');
   }
 
   async consume(tenant: string, id: string, payloadDigest: string, now: number): Promise<ApprovalOutcome> {
@@ -163,11 +165,8 @@ export class SqliteApprovalStore implements ApprovalStore {
     if (!isStorableText(tenant) || !isStorableText(id)) return { ok: false, problem: 'not_found' };
     const row = isStorableText(payloadDigest) ? this.#consume.get({ tenant, id, digest: payloadDigest, now }) : undefined;
     if (row) return { ok: true, record: toRecord(row) };
-    return this.#refusal(tenant, id, (record) => {
-      if (record.status === 'consumed') return 'consumed';
-      if (record.status !== 'approved') return 'not_approved';
-      return now >= record.expiresAt ? 'expired' : 'payload_mismatch';
-    });
+    // Consumable now means the row was approved after the UPDATE looked; reported as a mismatch.
+    return this.#refusal(tenant, id, (record) => consumeProblem(record, payloadDigest, now) ?? 'payload_mismatch');
   }
 
   #read(tenant: string, id: string): ApprovalRecord | undefined {

@@ -1,7 +1,7 @@
 import type { BudgetPolicy, BudgetStore } from '@toolgate/contracts';
+import { budgetWindow, requireText } from '@toolgate/adapter-kit-store';
 import type Database from 'better-sqlite3';
 import { migrateSqlite, type SqliteMigration } from './sqlite-migrations.js';
-import { requireInteger, requireText } from './text-rules.js';
 
 /** The schema history of the `budgets` component; append, never edit. */
 export const BUDGET_MIGRATIONS: readonly SqliteMigration[] = [
@@ -41,15 +41,13 @@ export class SqliteBudgetStore implements BudgetStore {
   }
 
   async remaining(tenant: string, principal: string, policy: BudgetPolicy, now: number): Promise<number> {
-    const { calls, windowMs } = checkPolicy(policy);
-    const start = windowStart(requireInteger('now', now), windowMs);
+    const { calls, start } = budgetWindow(policy, now);
     const row = this.#used.get(requireText('tenant', tenant), requireText('principal', principal), start);
     return Math.max(0, calls - (row?.used ?? 0));
   }
 
   async charge(tenant: string, principal: string, policy: BudgetPolicy, now: number): Promise<boolean> {
-    const { calls, windowMs } = checkPolicy(policy);
-    const start = windowStart(requireInteger('now', now), windowMs);
+    const { calls, windowMs, start } = budgetWindow(policy, now);
     requireText('tenant', tenant);
     requireText('principal', principal);
     // The upsert's insert branch spends one call, so a zero budget must not reach it.
@@ -60,17 +58,4 @@ export class SqliteBudgetStore implements BudgetStore {
     if (row.used === 1) this.#prune.run(tenant, principal, start - windowMs);
     return true;
   }
-}
-
-/** The start of the fixed window holding `now`, in epoch ms: `floor(now / window) * window`. */
-function windowStart(now: number, windowMs: number): number {
-  return Math.floor(now / windowMs) * windowMs;
-}
-
-function checkPolicy(policy: BudgetPolicy): { calls: number; windowMs: number } {
-  if (!Number.isSafeInteger(policy.calls) || policy.calls < 0) throw new RangeError('budget calls must be a non-negative integer');
-  if (!Number.isSafeInteger(policy.windowSeconds) || policy.windowSeconds <= 0) {
-    throw new RangeError('budget windowSeconds must be a positive integer');
-  }
-  return { calls: policy.calls, windowMs: policy.windowSeconds * 1000 };
 }

@@ -1,7 +1,7 @@
 import type { BusMessage, MessageBus } from '@toolgate/contracts';
+import { checkBusMessage, checkBusRead, publishedMessage } from '@toolgate/adapter-kit-store';
 import type BetterSqlite3 from 'better-sqlite3';
 import { migrateSqlite, type SqliteMigration } from './sqlite-migrations.js';
-import { requireInteger, requireText } from './text-rules.js';
 
 type Database = BetterSqlite3.Database;
 type Statement<P extends unknown[], R = unknown> = BetterSqlite3.Statement<P, R>;
@@ -113,19 +113,8 @@ export class SqliteMessageBus implements MessageBus {
   }
 
   async publish(message: Omit<BusMessage, 'seq'>): Promise<BusMessage> {
-    for (const field of ['id', 'tenant', 'channel', 'sender'] as const) requireName(field, message[field]);
-    requireText('body', message.body);
-    requireInteger('publishedAt', message.publishedAt);
-    const seq = this.#publishTx(message);
-    return {
-      id: message.id,
-      tenant: message.tenant,
-      channel: message.channel,
-      sender: message.sender,
-      body: message.body,
-      publishedAt: message.publishedAt,
-      seq,
-    };
+    checkBusMessage(message);
+    return publishedMessage(message, this.#publishTx(message));
   }
 
   async readNew(
@@ -133,9 +122,7 @@ export class SqliteMessageBus implements MessageBus {
     reader: string,
     options: { readonly channels?: readonly string[]; readonly limit: number },
   ): Promise<readonly BusMessage[]> {
-    requireName('tenant', tenant);
-    requireName('reader', reader);
-    if (!Number.isSafeInteger(options.limit) || options.limit < 1) throw new RangeError('limit must be a positive integer');
+    checkBusRead(tenant, reader, options.limit);
     if (options.channels?.length === 0) return [];
     return this.#readTx(tenant, reader, options.channels, options.limit);
   }
@@ -151,8 +138,4 @@ function toMessage(row: MessageRow): BusMessage {
     body: row.body,
     publishedAt: row.published_at,
   };
-}
-
-function requireName(field: string, value: unknown): void {
-  if (requireText(field, value).length === 0) throw new TypeError(`${field} must not be empty`);
 }

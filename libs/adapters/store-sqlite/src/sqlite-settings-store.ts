@@ -1,7 +1,7 @@
 import type { EgressSettings, SettingsStore } from '@toolgate/contracts';
+import { isStorableText, normaliseEgress, requireText, withHost } from '@toolgate/adapter-kit-store';
 import type Database from 'better-sqlite3';
 import { migrateSqlite, type SqliteMigration } from './sqlite-migrations.js';
-import { isStorableText, requireText } from './text-rules.js';
 
 /** The schema history of the `settings` component; append, never edit. */
 export const SETTINGS_MIGRATIONS: readonly SqliteMigration[] = [
@@ -61,7 +61,7 @@ export class SqliteSettingsStore implements SettingsStore {
   }
 
   async setEgress(tenant: string, settings: EgressSettings): Promise<EgressSettings> {
-    const clean = normalise(settings);
+    const clean = normaliseEgress(settings);
     const row = this.#set.get({
       tenant: requireText('tenant', tenant),
       enabled: clean.enabled ? 1 : 0,
@@ -74,25 +74,16 @@ export class SqliteSettingsStore implements SettingsStore {
 
   async allowEgressHost(tenant: string, host: string, base: EgressSettings): Promise<EgressSettings> {
     requireText('host', host);
-    const start = normalise(base);
+    const start = normaliseEgress(base);
     const row = this.#allow.get({
       tenant: requireText('tenant', tenant),
       allowAny: start.allowAny ? 1 : 0,
-      hosts: JSON.stringify(start.hosts.includes(host) ? start.hosts : [...start.hosts, host]),
+      hosts: JSON.stringify(withHost(start.hosts, host)),
       host,
     });
     if (!row) throw new Error('saving the egress settings returned nothing');
     return toSettings(row);
   }
-}
-
-/** Only the port's fields, hosts deduplicated in first-seen order. */
-function normalise(settings: EgressSettings): EgressSettings {
-  if (typeof settings.enabled !== 'boolean') throw new TypeError('egress enabled must be a boolean');
-  if (typeof settings.allowAny !== 'boolean') throw new TypeError('egress allowAny must be a boolean');
-  if (!Array.isArray(settings.hosts)) throw new TypeError('egress hosts must be an array of strings');
-  const hosts = [...new Set(settings.hosts.map((host, i) => requireText(`egress hosts[${i}]`, host)))];
-  return { enabled: settings.enabled, allowAny: settings.allowAny, hosts };
 }
 
 function toSettings(row: EgressRow): EgressSettings {

@@ -1,3 +1,5 @@
+import type { JsonObject } from '@toolgate/contracts';
+
 /** A surrogate code unit without its pair (with the `u` flag a paired one is one code point). */
 const LONE_SURROGATE = /\p{Cs}/u;
 
@@ -21,6 +23,13 @@ function textProblem(field: string, value: unknown): string {
   return typeof value === 'string' ? `${field} must be well-formed Unicode text without NUL characters` : `${field} must be a string`;
 }
 
+/** Storable text that is not empty: the names a message bus routes by (tenant, channel, reader …). */
+export function requireName(field: string, value: unknown): string {
+  const text = requireText(field, value);
+  if (text.length === 0) throw new TypeError(`${field} must not be empty`);
+  return text;
+}
+
 /** Epoch milliseconds and counters are stored as 64-bit integers by the SQL stores. */
 export function requireInteger(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
@@ -33,4 +42,12 @@ export function requireInteger(field: string, value: unknown): number {
 export function jsonObjectText(field: string, value: unknown): string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`${field} must be a JSON object`);
   return JSON.stringify(value);
+}
+
+/**
+ * A copy of `value` after a JSON round trip, which is what the SQL stores keep, so the memory
+ * store returns exactly what they would.
+ */
+export function requireJsonObject(field: string, value: unknown): JsonObject {
+  return JSON.parse(jsonObjectText(field, value)) as JsonObject;
 }

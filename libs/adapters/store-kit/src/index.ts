@@ -1,0 +1,11 @@
+/**
+ * The store kit: the input rules and pure decisions the state stores (memory, SQLite,
+ * PostgreSQL) must share, so that a value one store accepts every store accepts, and every store
+ * answers the same question the same way (ADR 0019). Only logic lives here; each store keeps its
+ * own SQL (or map) and its own atomicity.
+ */
+export { checkDecision, consumeProblem, decideProblem, requireListLimit, type CheckedDecision } from './approval-rules.js';
+export { budgetWindow, type BudgetWindow } from './budget-window.js';
+export { checkBusMessage, checkBusRead, publishedMessage } from './bus-message.js';
+export { normaliseEgress, withHost } from './egress-settings.js';
+export { isStorableText, jsonObjectText, requireInteger, requireJsonObject, requireName, requireText } from './text-rules.js';
