@@ -1,7 +1,24 @@
 import { token, type Token } from './token.js';
 import type { DenialCode, Gate } from './invocation.js';
 
-export type AuditEventKind = 'authorized' | 'succeeded' | 'failed' | 'denied' | 'recovered';
+/**
+ * What an audit record is about.
+ *
+ * - `authorized`: a call passed every gate and is about to run (written before anything is spent).
+ * - `succeeded` / `failed`: the outcome of a call that ran.
+ * - `denied`: a call refused at a gate (`gate`, `code`).
+ * - `recovered`: the sink repaired a torn tail when it opened (`detail` says what it cut).
+ * - `approval_requested`: a principal asked for an approval of one exact payload. `principal` is
+ *   the requester, `approvalId` the approval, `argsDigest` the digest of its (repaired) arguments.
+ *   Written before the approval exists, so no approval exists that the trail does not show.
+ * - `approval_decided`: an approver decided an approval. `principal` is the decider, `detail` is
+ *   `approved` or `denied`, `approvedBy` is set when approved, `approvalReason` holds the
+ *   decider's reason (prefixed `self-approval` when the requester approved its own request).
+ *   Written before the decision is stored (ADR 0020); if the store then does not apply it, a
+ *   follow-up `approval_decided` record with the same `approvalId`, no `approvedBy`, and a
+ *   `detail` beginning `not applied:` (or `outcome unknown:`) names the seq of the first.
+ */
+export type AuditEventKind = 'authorized' | 'succeeded' | 'failed' | 'denied' | 'recovered' | 'approval_requested' | 'approval_decided';
 
 /**
  * One gateway decision. Never carries raw arguments: only their digest. String fields that
@@ -11,6 +28,7 @@ export interface AuditEvent {
   readonly event: AuditEventKind;
   /** ISO-8601 time of the decision. */
   readonly ts: string;
+  /** Correlates the records of one call. */
   readonly callId?: string;
   readonly tenant?: string;
   readonly principal?: string;
@@ -22,12 +40,17 @@ export interface AuditEvent {
   /** `sha256:<hex>` of the canonical JSON of the (repaired) arguments. */
   readonly argsDigest?: string;
   readonly approvedBy?: string;
-  /** `approval:<id>`, `self-approval`, or the approver's reason. */
+  /**
+   * On a call: `approval:<id>` or `self-approval`. On `approval_decided`: the decider's reason,
+   * `self-approval`, or `self-approval: <reason>`.
+   */
   readonly approvalReason?: string;
   /** Descriptions of the repairs applied to the input. */
   readonly repaired?: readonly string[];
   /** Free text for recovery and failure records (already sanitized). */
   readonly detail?: string;
+  /** The approval an `approval_requested` or `approval_decided` record is about. */
+  readonly approvalId?: string;
 }
 
 /** An event as stored: chained to the one before it. */

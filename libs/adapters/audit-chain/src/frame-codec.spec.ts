@@ -42,6 +42,43 @@ describe('frame codec', () => {
     expect(frame.json).not.toContain('abc.def.ghi');
   });
 
+  it('frames the approval kinds, with approvalId after every older member (ADR 0020)', () => {
+    const decided: AuditEvent = {
+      event: 'approval_decided',
+      ts: '2026-11-30T10:00:01.000Z',
+      tenant: 'acme',
+      principal: 'carol',
+      tool: 'deploy',
+      version: '1.0.0',
+      argsDigest: `sha256:${'b'.repeat(64)}`,
+      approvedBy: 'carol',
+      approvalReason: 'change window',
+      detail: 'approved',
+      approvalId: 'ap-1',
+    };
+    const frame = encodeFrame(2, 'c'.repeat(64), decided, createFrameDigester());
+    expect(frame.json.endsWith(',"detail":"approved","approvalId":"ap-1"}')).toBe(true);
+    const record = decodeFrameJson(frame.json, frame.digest);
+    expect(record).toMatchObject({ event: 'approval_decided', approvalId: 'ap-1', approvedBy: 'carol' });
+    expect(frame.digest).toBe(specFrameDigest(record));
+    expect(() => encodeFrame(1, GENESIS_DIGEST, { ...event, event: 'approval_revoked' as never }, createFrameDigester())).toThrow(/approval_requested, approval_decided/);
+  });
+
+  it('frames an event without the later members byte for byte as before (docs/audit-format.md §12)', () => {
+    const first: AuditEvent = {
+      ts: '2025-03-01T12:00:00.000Z',
+      tenant: 'acme',
+      principal: 'alice',
+      tool: 'web_search',
+      version: '1.0.0',
+      event: 'authorized',
+      gate: 'audit',
+      argsDigest: 'sha256:3f2c0d4c8b1e6f7a9d5b2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a',
+      callId: 'c-1',
+    };
+    expect(encodeFrame(1, GENESIS_DIGEST, first, createFrameDigester()).digest).toBe('2af92de99be3550fe7ec6bd8f5b68218ac7be4d28d41e402ceca24e3e66f31fa');
+  });
+
   it('refuses unknown members and malformed JSON when decoding', () => {
     expect(() => decodeFrameJson('{"seq":1', 'x')).toThrow(InvalidAuditEventError);
     const frame = encodeFrame(1, GENESIS_DIGEST, event, createFrameDigester());

@@ -7,9 +7,24 @@ import { redactSecrets } from './redact.js';
 /** `prev` of the very first frame of a trail: 64 zeros. */
 export const GENESIS_DIGEST = '0'.repeat(64);
 
-export const AUDIT_EVENT_KINDS: readonly AuditEventKind[] = ['authorized', 'succeeded', 'failed', 'denied', 'recovered'];
+/**
+ * The kinds a v1 frame may carry. The approval kinds were added later (ADR 0020); frames written
+ * before that never carry them, so every older trail still verifies and reads.
+ */
+export const AUDIT_EVENT_KINDS: readonly AuditEventKind[] = [
+  'authorized',
+  'succeeded',
+  'failed',
+  'denied',
+  'recovered',
+  'approval_requested',
+  'approval_decided',
+];
 
-/** Every member a frame's JSON may hold, in the order the writer emits them. */
+/**
+ * Every member a frame's JSON may hold, in the order the writer emits them. Members added later
+ * go at the end, so the frame JSON (and digest) of an event without them is unchanged.
+ */
 export const FRAME_FIELDS = [
   'seq',
   'prev',
@@ -28,6 +43,7 @@ export const FRAME_FIELDS = [
   'repaired',
   'callId',
   'detail',
+  'approvalId',
 ] as const;
 
 /** Optional string members of an event (all redacted and length-capped). */
@@ -43,6 +59,7 @@ const OPTIONAL_STRINGS = [
   'approvalReason',
   'callId',
   'detail',
+  'approvalId',
 ] as const;
 
 /** Largest frame JSON a writer produces; readers refuse anything above `MAX_FRAME_BYTES`. */
@@ -184,6 +201,7 @@ export function encodeFrameJson(seq: number, prev: string, event: AuditEvent): s
     repaired: event.repaired,
     callId: event.callId,
     detail: event.detail,
+    approvalId: event.approvalId,
   });
 }
 

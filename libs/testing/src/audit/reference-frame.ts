@@ -25,6 +25,7 @@ export const SPEC_FIELD_ORDER = [
   'repaired',
   'callId',
   'detail',
+  'approvalId',
 ] as const;
 
 /** `prev` of seq 1. */
