@@ -1,4 +1,5 @@
-import type { ApprovalRecord, ApprovalStatus, Denial, JsonObject, Principal } from '@toolgate/contracts';
+import type { ApprovalOutcome, ApprovalRecord, ApprovalStatus, AuditEvent, AuditReceipt, Denial, JsonObject, NewApproval, Principal } from '@toolgate/contracts';
+import { approvalDecidedEvent, approvalNotAppliedEvent, approvalRequestedEvent, type ApprovalVerdict } from './audit-events.js';
 import { deny, newCall, toolOf, type Runtime } from './call.js';
 import { APPROVAL_REQUEST_GATES, runGates } from './gate-pipeline.js';
 import { GatewayError } from './gateway-error.js';
@@ -19,6 +20,10 @@ export type ApprovalRequestResult = { readonly ok: true; readonly approval: Appr
  * the digest an approver signs off is over the repaired arguments a call will actually carry.
  * Deciding is for the tenant's approvers; the requester may decide its own request only where
  * the tenant's policy allows self-approval, and that decision is marked as such.
+ *
+ * Both are audited before they take effect (ADR 0020): if the trail cannot record a request or a
+ * decision, it is refused and nothing changes, so no approval is created or becomes usable
+ * without a record of who asked for it and who decided it.
  */
 export class ApprovalDesk {
   constructor(private readonly runtime: Runtime) {}
@@ -36,20 +41,31 @@ export class ApprovalDesk {
       };
     }
     const now = deps.clock.now();
+    const approval: NewApproval = {
+      id: newId(),
+      tenant: principal.tenant,
+      requester: principal.id,
+      tool: manifest.name,
+      version: manifest.version,
+      args: call.args,
+      payloadDigest: payloadDigestOf(call),
+      createdAt: now,
+      expiresAt: now + limits.approvalTtlMs,
+    };
+    let receipt: AuditReceipt;
     try {
-      const approval = await deps.approvals.create({
-        id: newId(),
-        tenant: principal.tenant,
-        requester: principal.id,
-        tool: manifest.name,
-        version: manifest.version,
-        args: call.args,
-        payloadDigest: payloadDigestOf(call),
-        createdAt: now,
-        expiresAt: now + limits.approvalTtlMs,
-      });
-      return { ok: true, approval };
+      receipt = await deps.audit.append(approvalRequestedEvent(approval, call.repaired.map((r) => r.detail), now));
     } catch {
+      return {
+        ok: false,
+        denial: deny('audit', 'AUDIT_UNAVAILABLE', 'The audit trail cannot record this approval request, so it was not created.', 'Try again later; an operator can check the audit sink with health.'),
+      };
+    }
+    try {
+      return { ok: true, approval: await deps.approvals.create(approval) };
+    } catch {
+      // The store may or may not have kept it; the trail must not claim either.
+      await this.#followUp(approvalRequestedEvent(approval, [], deps.clock.now(), `outcome unknown: the approval store failed (the request recorded at seq ${receipt.seq})`));
       return { ok: false, denial: stateUnavailable('approval') };
     }
   }
@@ -88,17 +104,46 @@ export class ApprovalDesk {
     const now = deps.clock.now();
     if (record.status !== 'pending') throw new GatewayError('CONFLICT', `Approval '${record.id}' was already decided (${record.status}).`);
     if (now >= record.expiresAt) throw new GatewayError('CONFLICT', `Approval '${record.id}' expired at ${new Date(record.expiresAt).toISOString()}; ask for a new request.`);
-    const outcome = await fromStore('record the decision', () =>
-      deps.approvals.decide(principal.tenant, record.id, {
+    const verdict: ApprovalVerdict = { approve: decision.approve, by: principal.id, self, ...(decision.reason === undefined ? {} : { reason: decision.reason }) };
+    // The record of the decision comes first: a decision the trail cannot show never takes effect.
+    let receipt: AuditReceipt;
+    try {
+      receipt = await deps.audit.append(approvalDecidedEvent(record, verdict, now));
+    } catch {
+      throw new GatewayError('UNAVAILABLE', `The audit trail cannot record this decision, so approval '${record.id}' was not decided and is still pending; try again later.`);
+    }
+    let outcome: ApprovalOutcome;
+    try {
+      outcome = await deps.approvals.decide(principal.tenant, record.id, {
         approve: decision.approve,
         by: principal.id,
         ...(decision.reason === undefined ? {} : { reason: decision.reason }),
         selfApproved: self,
         at: now,
-      }),
-    );
+      });
+    } catch {
+      await this.#followUp(approvalNotAppliedEvent(record, principal.id, deps.clock.now(), `outcome unknown: the approval store failed (the decision recorded at seq ${receipt.seq})`));
+      throw new GatewayError('UNAVAILABLE', 'The gateway could not record the decision (its state is unavailable); try again later.');
+    }
     if (outcome.ok) return outcome.record;
+    // Another decision won the race (or the approval expired or vanished) after the intent was recorded.
+    const problem = outcome.problem.replaceAll('_', ' ');
+    // Naming the intent's seq ties this record to that one decision, even among concurrent ones.
+    await this.#followUp(approvalNotAppliedEvent(record, principal.id, deps.clock.now(), `not applied: ${problem} (the decision recorded at seq ${receipt.seq})`));
     if (outcome.problem === 'not_found') throw new GatewayError('NOT_FOUND', `There is no approval '${record.id}' in your tenant.`);
-    throw new GatewayError('CONFLICT', `Approval '${record.id}' can no longer be decided (${outcome.problem.replace('_', ' ')}).`);
+    throw new GatewayError('CONFLICT', `Approval '${record.id}' can no longer be decided (${problem}).`);
+  }
+
+  /**
+   * Records that an audited request or decision did not (or may not) take effect. Best effort:
+   * the caller is refused either way, and the earlier record already shows the attempt, so
+   * nothing the store may have kept is unrecorded.
+   */
+  async #followUp(event: AuditEvent): Promise<void> {
+    try {
+      await this.runtime.deps.audit.append(event);
+    } catch {
+      // The refusal stands; there is nothing safer to answer.
+    }
   }
 }

@@ -1,5 +1,6 @@
-import type { AuditEvent, AuditEventKind, Denial } from '@toolgate/contracts';
+import type { ApprovalRecord, AuditEvent, AuditEventKind, Denial } from '@toolgate/contracts';
 import { argsDigestOf, type Call, type Runtime } from './call.js';
+import { argsDigest } from './canonical-json.js';
 
 const MAX_NAME = 128;
 
@@ -48,4 +49,83 @@ export function callEvent(call: Call, runtime: Runtime, event: AuditEventKind, e
 /** The record of a refusal. */
 export function denialEvent(call: Call, runtime: Runtime, denial: Denial): AuditEvent {
   return callEvent(call, runtime, 'denied', { gate: denial.gate, code: denial.code });
+}
+
+/** The approval an approval record is about: the stored record, or the one about to be created. */
+type ApprovalSubject = Pick<ApprovalRecord, 'id' | 'tenant' | 'tool' | 'version' | 'args'>;
+
+/**
+ * The record of an approval request, made before the approval is created (ADR 0020). Like a
+ * call's records it carries the digest of the (repaired) arguments, never the arguments.
+ */
+export function approvalRequestedEvent(
+  approval: ApprovalSubject & Pick<ApprovalRecord, 'requester' | 'expiresAt'>,
+  repaired: readonly string[],
+  now: number,
+  detail?: string,
+): AuditEvent {
+  return {
+    event: 'approval_requested',
+    ts: isoTime(now),
+    tenant: approval.tenant,
+    principal: approval.requester,
+    tool: approval.tool,
+    version: approval.version,
+    argsDigest: argsDigest(approval.args),
+    ...(repaired.length > 0 ? { repaired } : {}),
+    detail: detail ?? `pending until ${new Date(approval.expiresAt).toISOString()}`,
+    approvalId: approval.id,
+  };
+}
+
+/** What was decided, by whom, and why, as `approval_decided` records it. */
+export interface ApprovalVerdict {
+  readonly approve: boolean;
+  /** The deciding principal's id. */
+  readonly by: string;
+  readonly reason?: string;
+  /** The decider is the requester (allowed only by the tenant's policy). */
+  readonly self: boolean;
+}
+
+/**
+ * The record of an approval decision, made before the decision is stored (ADR 0020): `detail`
+ * is `approved` or `denied`, `approvedBy` names the approver of an approval.
+ */
+export function approvalDecidedEvent(approval: ApprovalSubject, verdict: ApprovalVerdict, now: number): AuditEvent {
+  // A self-approval is marked as such (ADR 0006); the decider's own words follow the marker.
+  const selfApproval = verdict.approve && verdict.self;
+  const reason = selfApproval ? (verdict.reason === undefined ? 'self-approval' : `self-approval: ${verdict.reason}`) : verdict.reason;
+  return {
+    event: 'approval_decided',
+    ts: isoTime(now),
+    tenant: approval.tenant,
+    principal: verdict.by,
+    tool: approval.tool,
+    version: approval.version,
+    argsDigest: argsDigest(approval.args),
+    ...(verdict.approve ? { approvedBy: verdict.by } : {}),
+    ...(reason === undefined ? {} : { approvalReason: reason }),
+    detail: verdict.approve ? 'approved' : 'denied',
+    approvalId: approval.id,
+  };
+}
+
+/**
+ * The follow-up of an `approval_decided` record whose decision the store did not apply (or may
+ * not have): same approval and decider, `detail` saying so, and no `approvedBy`, so a reader
+ * looking for who approved what never finds an approval that did not take effect.
+ */
+export function approvalNotAppliedEvent(approval: ApprovalSubject, by: string, now: number, detail: string): AuditEvent {
+  return {
+    event: 'approval_decided',
+    ts: isoTime(now),
+    tenant: approval.tenant,
+    principal: by,
+    tool: approval.tool,
+    version: approval.version,
+    argsDigest: argsDigest(approval.args),
+    detail,
+    approvalId: approval.id,
+  };
 }

@@ -30,6 +30,8 @@ export class FakeAuditSink implements AuditSink {
   readonly records: AuditRecord[] = [];
   /** Return true to make that append reject. */
   failWhen: (event: AuditEvent) => boolean = () => false;
+  /** Runs after a record is kept and before its append resolves: where a test makes something happen meanwhile. */
+  afterAppend: (record: AuditRecord) => Promise<void> | void = () => undefined;
 
   get events(): AuditEvent[] {
     return this.records;
@@ -39,7 +41,9 @@ export class FakeAuditSink implements AuditSink {
     if (this.failWhen(event)) throw new Error('disk full at /var/lib/toolgate/audit');
     const seq = this.records.length + 1;
     const digest = `d${seq}`;
-    this.records.push({ ...event, seq, prev: seq === 1 ? 'genesis' : `d${seq - 1}`, digest });
+    const record = { ...event, seq, prev: seq === 1 ? 'genesis' : `d${seq - 1}`, digest };
+    this.records.push(record);
+    await this.afterAppend(record);
     return { seq, digest };
   }
 

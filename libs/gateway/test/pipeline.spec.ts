@@ -93,6 +93,8 @@ describe('explain', () => {
     const requested = await h.gateway.requestApproval(h.who('thrifty'), { tool: 'risky', args: { url: 'https://ok.test/', n: '3' } });
     if (!requested.ok) throw new Error('refused');
     await h.gateway.decideApproval(h.who('approver-1'), requested.approval.id, { approve: true });
+    // The request and the decision are audited (ADR 0020); explaining adds nothing after them.
+    expect(h.audit.kinds()).toEqual(['approval_requested', 'approval_decided']);
 
     const request = { tool: 'risky', args: { url: 'https://ok.test/', n: '3' }, grants: net, approvalId: requested.approval.id };
     const explained = await h.gateway.explain(h.who('thrifty'), request);
@@ -104,7 +106,7 @@ describe('explain', () => {
       approvalRequired: true,
     });
     expect(tool.calls).toHaveLength(0);
-    expect(h.audit.events).toHaveLength(0);
+    expect(h.audit.kinds()).toEqual(['approval_requested', 'approval_decided']);
     expect(await h.budgets.remaining('acme', 'thrifty', { calls: 2, windowSeconds: 60 }, h.clock.now())).toBe(2);
     expect((await h.approvals.get('acme', requested.approval.id))?.status).toBe('approved');
 
