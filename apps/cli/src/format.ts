@@ -45,6 +45,9 @@ export function formatEgress(e: EgressSettings): string {
   return e.hosts.length ? `egress: enabled for ${e.hosts.join(', ')}` : 'egress: enabled, but no host is allowed (everything is blocked)';
 }
 
+// Wide enough for the longest kind (`approval_requested`), so the columns line up.
+const EVENT_WIDTH = 18;
+
 export function formatAuditRecords(records: readonly AuditRecord[]): string {
   if (records.length === 0) return 'No audit records.';
   return records
@@ -52,7 +55,9 @@ export function formatAuditRecords(records: readonly AuditRecord[]): string {
       const who = [r.tenant, r.principal].filter(Boolean).join('/');
       const what = r.tool ? `${r.tool}@${r.version ?? '?'}` : '';
       const why = r.code ? ` ${r.gate ?? ''}:${r.code}` : '';
-      return `#${r.seq} ${r.ts} ${r.event.padEnd(10)} ${who} ${what}${why}`.trimEnd();
+      // An approval record says which approval and what came of it.
+      const approval = r.approvalId ? ` approval ${r.approvalId}${r.detail ? `: ${r.detail}` : ''}` : '';
+      return `#${r.seq} ${r.ts} ${r.event.padEnd(EVENT_WIDTH)} ${who} ${what}${why}${approval}`.trimEnd();
     })
     .join('\n');
 }

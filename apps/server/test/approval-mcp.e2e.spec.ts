@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { AuditRecord } from '@toolgate/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from './e2e-harness.js';
 
@@ -68,6 +69,24 @@ describe('approvals of an MCP tool, end to end', () => {
     const succeeded = audit.body.find((r: { event: string; tool?: string }) => r.event === 'succeeded' && r.tool === 'files__echo');
     expect(succeeded).toMatchObject({ principal: 'alice', approvedBy: 'carol' });
     expect(JSON.stringify(audit.body)).not.toContain('hello');
+
+    // Who asked for the approval, who decided it, and when, in the trail before the call it allowed.
+    const rows = audit.body as AuditRecord[];
+    const about = rows.filter((r) => r.approvalId === id);
+    expect(about).toHaveLength(2); // the refused self-decision left no record
+    const [requested, decided] = about;
+    expect(requested).toMatchObject({ event: 'approval_requested', tenant: 'acme', principal: 'alice', tool: 'files__echo', version: '1.2.3' });
+    expect(decided).toMatchObject({ event: 'approval_decided', principal: 'carol', approvedBy: 'carol', approvalReason: 'looks fine', detail: 'approved' });
+    expect(decided?.argsDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(decided?.argsDigest).toBe(requested?.argsDigest);
+    const authorized = rows.find((r) => r.event === 'authorized' && r.approvalReason === `approval:${id}`);
+    expect(authorized).toMatchObject({ argsDigest: decided?.argsDigest });
+    expect(requested!.seq).toBeLessThan(decided!.seq);
+    expect(decided!.seq).toBeLessThan(authorized!.seq);
+
+    // The trail with the new kinds still verifies end to end.
+    const verified = await h.call('/api/v1/audit/verify', { token: CAROL });
+    expect(verified.body).toMatchObject({ ok: true });
   });
 
   it('does not let a worker read the whole tenant audit', async () => {
