@@ -6,12 +6,7 @@ import {
   FileAuditSink,
   UnavailableAuditSink,
 } from '@toolgate/adapter-audit-file';
-import {
-  AuditCorruptError as PgAuditCorruptError,
-  AuditUnavailableError as PgAuditUnavailableError,
-  AuditSchemaTooNewError,
-  PgAuditSink,
-} from '@toolgate/adapter-audit-postgres';
+import { AuditSchemaTooNewError, PgAuditSink } from '@toolgate/adapter-audit-postgres';
 import { BwrapExecutor } from '@toolgate/adapter-executor-bwrap';
 import { ContainerExecutor } from '@toolgate/adapter-executor-container';
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
@@ -112,7 +107,7 @@ async function openAudit(config: ServerConfig, log: Log, closers: Closers): Prom
     closers.add(() => sink.close());
     return sink;
   } catch (error) {
-    const known = [AuditCorruptError, AuditUnavailableError, PgAuditCorruptError, PgAuditUnavailableError, AuditSchemaTooNewError];
+    const known = [AuditCorruptError, AuditUnavailableError, AuditSchemaTooNewError];
     if (known.some((kind) => error instanceof kind)) {
       log('error', `audit trail unavailable, every tool call will be refused: ${(error as Error).message}`);
       return new UnavailableAuditSink((error as Error).message);

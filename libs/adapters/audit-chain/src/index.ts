@@ -20,3 +20,4 @@ export {
   type EncodedFrame,
 } from './frame-codec.js';
 export { redactSecrets, REDACTED } from './redact.js';
+export { AuditCorruptError, AuditUnavailableError } from './errors.js';

@@ -13,7 +13,7 @@ import {
 } from '@toolgate/adapter-kit-audit-chain';
 import { nodeAuditFileIo, type AuditFileIo } from './audit-file-io.js';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
-import { AuditCorruptError, AuditUnavailableError } from './errors.js';
+import { AuditCorruptError, AuditUnavailableError } from '@toolgate/adapter-kit-audit-chain';
 import { formatHeader, MAX_HEADER_BYTES, parseHeader, segmentFileName } from './segment-format.js';
 import { scanSegment, type ChainHead } from './segment-scanner.js';
 import { readSegmentFile, UnsafeSegmentError, verifyTrail, type SegmentSummary } from './trail-reader.js';

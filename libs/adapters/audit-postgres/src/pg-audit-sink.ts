@@ -10,7 +10,7 @@ import {
   type EncodedFrame,
   type FrameDigester,
 } from '@toolgate/adapter-kit-audit-chain';
-import { AuditCorruptError, AuditUnavailableError } from './errors.js';
+import { AuditCorruptError, AuditUnavailableError } from '@toolgate/adapter-kit-audit-chain';
 import { FRAMES_TABLE, HEAD_TABLE, migrateAuditSchema } from './pg-audit-schema.js';
 
 /** Options of `PgAuditSink.open`. */

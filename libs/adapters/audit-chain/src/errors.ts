@@ -1,9 +1,10 @@
 import type { AuditReport } from '@toolgate/contracts';
 
 /**
- * The trail on disk is damaged: a bad digest, a broken chain, a gap or reorder, a damaged header,
- * a missing or unsafe segment. The message names the segment file and the record; it carries no
- * host path. The server answers every call with `AUDIT_UNAVAILABLE` until an operator acts.
+ * The trail is damaged: a bad digest, a broken chain, a gap or reorder, a damaged header or
+ * segment (files), a head row that is not the last frame (PostgreSQL). The message names the
+ * segment (or table) and the record; it carries no host path. The server answers every call with
+ * `AUDIT_UNAVAILABLE` until an operator acts. Shared by both sinks so callers handle one class.
  */
 export class AuditCorruptError extends Error {
   override readonly name = 'AuditCorruptError';
@@ -13,7 +14,7 @@ export class AuditCorruptError extends Error {
     super(`the audit trail is damaged: ${report.fault?.reason ?? 'unknown fault'}`);
     this.report = report;
   }
-  /** File name of the damaged segment. */
+  /** The damaged segment's file name (or the table, for PostgreSQL). */
   get segment(): string | undefined {
     return this.report.fault?.segment;
   }
@@ -24,8 +25,9 @@ export class AuditCorruptError extends Error {
 }
 
 /**
- * The sink cannot accept appends: the directory is held by another writer, the HMAC key does not
- * fit the trail, an earlier `fdatasync` failed, or the sink is closed. Fail closed.
+ * The sink cannot accept appends: the directory is held by another writer, the database cannot be
+ * reached, the HMAC key does not fit the trail, an earlier `fdatasync` failed, or the sink is
+ * closed. Fail closed.
  */
 export class AuditUnavailableError extends Error {
   override readonly name = 'AuditUnavailableError';
