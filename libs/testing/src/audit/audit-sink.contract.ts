@@ -92,6 +92,29 @@ export function testAuditSink(fixture: AuditSinkFixture): void {
         expectChained(records, fixture.hmacKey);
       }));
 
+    it('stores approval requests and decisions with their approval id', () =>
+      withSink(async (sink) => {
+        const requested = event({ event: 'approval_requested', gate: undefined, approvalId: 'apr-7', detail: 'pending until 2025-03-01T12:15:00.000Z' });
+        const decided = event({
+          event: 'approval_decided',
+          gate: undefined,
+          principal: 'carol',
+          approvalId: 'apr-7',
+          approvedBy: 'carol',
+          approvalReason: 'looks fine',
+          detail: 'approved',
+        });
+        await sink.append(requested);
+        await sink.append(decided);
+        const records = await sink.tail({ limit: 10 });
+        expect(records.map((r) => [r.event, r.approvalId, r.principal])).toEqual([
+          ['approval_requested', 'apr-7', 'alice'],
+          ['approval_decided', 'apr-7', 'carol'],
+        ]);
+        expectChained(records, fixture.hmacKey);
+        expect(await sink.verify()).toMatchObject({ ok: true, records: 2 });
+      }));
+
     it('gives 200 concurrent appends gap-free, monotonic seqs whose receipts match the trail', () =>
       withSink(async (sink) => {
         const receipts = await Promise.all(
