@@ -178,8 +178,16 @@ describe('gate 7: approval', () => {
     expect((await lenient.h.gateway.invoke(lenient.h.who('boss'), { tool: 'deploy', args: { target: 'prod' } })).ok).toBe(true);
   });
 
+  it('ignores selfApprove, even from an approver, when the tenant does not allow self-approval', async () => {
+    const { tool, h } = setup(false);
+    const boss = denialOf(await h.gateway.invoke(h.who('boss'), { tool: 'deploy', args: { target: 'prod' }, selfApprove: true }));
+    expect(boss.code).toBe('APPROVAL_REQUIRED');
+    expect(boss.message).toContain("'selfApprove' is ignored: your tenant does not allow self-approval");
+    expect(tool.calls).toHaveLength(0);
+  });
+
   it('counts selfApprove only for a caller holding the approver role, audited as a self-approval', async () => {
-    const { tool, h } = setup();
+    const { tool, h } = setup(true);
     const worker = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'deploy', args: { target: 'prod' }, selfApprove: true }));
     expect(worker.code).toBe('APPROVAL_REQUIRED');
     expect(worker.message).toContain("'selfApprove' counts only for a caller holding the approver role");

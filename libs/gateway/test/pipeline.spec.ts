@@ -21,7 +21,11 @@ const net = [{ type: 'network', scope: '*' }];
 describe('gate order', () => {
   it('reports the first failing gate, in the documented order', async () => {
     const tool = risky();
-    const h = harness({ tools: [tool, testTool({ name: 'remote', tier: 'container' })] });
+    const h = harness({
+      tools: [tool, testTool({ name: 'remote', tier: 'container' })],
+      // Self-approval allowed, so 'boss' gets past the approval gate to the egress gate.
+      tenants: { acme: { tools: ['*'], selfApproval: true, grants: [] }, globex: { tools: ['*'], selfApproval: false, grants: [] } },
+    });
     const cases: [string, string, InvokeRequest][] = [
       ['planner-1', 'TOOL_NOT_ALLOWED', { tool: 'risky', version: '1.0.0', args: { pad: 'x'.repeat(70_000) } }],
       ['worker-1', 'VERSION_MISMATCH', { tool: 'risky', version: '9.9.9', args: {} }],

@@ -5,8 +5,9 @@ import { payloadDigest } from '../canonical-json.js';
 /**
  * Gate 7: `high` and `critical` tools need an approval bound to this exact payload (see ADR
  * 0006). Accepted, in this order: the caller's own `selfApprove` when it holds the approver
- * role; the approval named by `approvalId`; an approved, unused approval of this caller for the
- * same digest. The approval is only checked here; the audit gate consumes it atomically.
+ * role and its tenant allows self-approval (the same policy that governs deciding one's own
+ * request); the approval named by `approvalId`; an approved, unused approval of this caller for
+ * the same digest. The approval is only checked here; the audit gate consumes it atomically.
  */
 export const approvalGate: CallGate = {
   name: 'approval',
@@ -20,7 +21,7 @@ export const approvalGate: CallGate = {
 async function checkApproval(call: Call, runtime: Runtime): Promise<Denial | undefined> {
   const { principal, request } = call;
 
-  if (request.selfApprove === true && principal.roles.includes(BuiltInRoles.approver)) {
+  if (request.selfApprove === true && maySelfApprove(call, runtime)) {
     call.approval = { approvedBy: principal.id, reason: 'self-approval' };
     return undefined;
   }
@@ -45,6 +46,11 @@ async function checkApproval(call: Call, runtime: Runtime): Promise<Denial | und
     return undefined;
   }
   return await approvalRequired(call, runtime, digest);
+}
+
+/** `selfApprove` needs both the approver role and a tenant whose policy allows self-approval. */
+function maySelfApprove(call: Call, runtime: Runtime): boolean {
+  return call.principal.roles.includes(BuiltInRoles.approver) && runtime.deps.directory.tenant(call.principal.tenant)?.selfApproval === true;
 }
 
 /** The digest an approval of this call must carry (over the repaired arguments). */
@@ -118,7 +124,12 @@ async function approvalRequired(call: Call, runtime: Runtime, digest: string): P
     limit: 1,
   });
   const waiting = pending[0];
-  const selfFlagIgnored = call.request.selfApprove === true ? " ('selfApprove' counts only for a caller holding the approver role.)" : '';
+  const selfFlagIgnored =
+    call.request.selfApprove !== true
+      ? ''
+      : call.principal.roles.includes(BuiltInRoles.approver)
+        ? " ('selfApprove' is ignored: your tenant does not allow self-approval.)"
+        : " ('selfApprove' counts only for a caller holding the approver role.)";
   if (waiting) {
     return deny('approval', 'APPROVAL_REQUIRED', `'${manifest.name}' is ${manifest.risk} risk; your approval request '${waiting.id}' is still pending.${selfFlagIgnored}`, 'Call again once an approver has approved it.', {
       payloadDigest: digest,
