@@ -28,6 +28,13 @@ describe('toolgate CLI without a server', () => {
     expect(err.join('')).toMatch(/unknown command 'frobnicate'/);
   });
 
+  it('never prints the token from TOOLGATE_TOKEN in --help', async () => {
+    const { io: sink, out } = io({ TOOLGATE_TOKEN: 'secret-token-0123456789' });
+    expect(await runCli(['--help'], sink)).toBe(0);
+    expect(out.join('')).toContain('--token <token>');
+    expect(out.join('')).not.toContain('secret-token-0123456789');
+  });
+
   it('says clearly when the server cannot be reached', async () => {
     const { io: sink, err } = io({ TOOLGATE_URL: 'http://127.0.0.1:9' });
     expect(await runCli(['tools', 'list'], sink)).toBe(1);

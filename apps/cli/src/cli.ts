@@ -50,7 +50,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const program = new Command('toolgate')
     .description('Command line of the Toolgate tool gateway')
     .option('--url <url>', 'server URL (env TOOLGATE_URL)', io.env['TOOLGATE_URL'] ?? 'http://127.0.0.1:8765')
-    .option('--token <token>', 'bearer token (env TOOLGATE_TOKEN)', io.env['TOOLGATE_TOKEN'])
+    // No default from the environment here: commander would print it in --help.
+    .option('--token <token>', 'bearer token (env TOOLGATE_TOKEN)')
     .option('--json', 'print raw JSON results', false)
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
@@ -58,7 +59,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   const globals = () => program.opts<{ url: string; token?: string; json: boolean }>();
   const client = (): ToolgateClient => {
-    const { url, token } = globals();
+    const { url } = globals();
+    const token = globals().token ?? io.env['TOOLGATE_TOKEN'];
     return createToolgateClient({ url, ...(token ? { token } : {}) });
   };
   const print = (value: unknown, human: (v: never) => string) => {

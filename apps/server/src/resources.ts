@@ -155,7 +155,8 @@ async function readMcpServers(config: ServerConfig): Promise<readonly McpServerC
   try {
     return parseMcpServersFile(text).servers;
   } catch (error) {
-    throw new StartupError(`MCP servers file ${config.mcpServersFile}: ${(error as Error).message}`);
+    // The parser's message already says "MCP servers file …"; add only which file.
+    throw new StartupError(`${(error as Error).message} (TOOLGATE_MCP_SERVERS_FILE=${config.mcpServersFile})`);
   }
 }
 
