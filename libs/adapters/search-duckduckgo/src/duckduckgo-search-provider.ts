@@ -1,4 +1,5 @@
-import { ToolError, type HttpResponse, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
+import { ToolError, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
+import { badResponse, checkStatus, noResults, resolveEndpoint } from '@toolgate/adapter-kit-search';
 import { parseDuckDuckGoHtml } from './parse-results.js';
 
 export const DUCKDUCKGO_BASE_URL = 'https://html.duckduckgo.com';
@@ -11,6 +12,7 @@ export interface DuckDuckGoOptions {
 }
 
 const MAX_PAGE_BYTES = 2 * 1024 * 1024;
+const PROVIDER = 'DuckDuckGo';
 
 /**
  * Web search through DuckDuckGo's keyless HTML endpoint (`/html/?q=`). The default provider: it
@@ -24,10 +26,9 @@ export class DuckDuckGoSearchProvider implements SearchProvider {
   private readonly timeoutMs: number;
 
   constructor(options: DuckDuckGoOptions = {}) {
-    const base = parseBaseUrl(options.baseUrl ?? DUCKDUCKGO_BASE_URL);
-    // The egress allowlist speaks in bare hosts: no IPv6 brackets, no trailing dot.
-    this.host = base.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
-    this.endpoint = `${base.origin}${base.pathname.replace(/\/+$/, '')}/html/`;
+    const endpoint = resolveEndpoint(options.baseUrl ?? DUCKDUCKGO_BASE_URL, PROVIDER, '/html/');
+    this.host = endpoint.host;
+    this.endpoint = endpoint.url;
     this.timeoutMs = options.timeoutMs ?? 15_000;
   }
 
@@ -40,17 +41,18 @@ export class DuckDuckGoSearchProvider implements SearchProvider {
       timeoutMs: this.timeoutMs,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    checkStatus(response);
+    // Under load DuckDuckGo answers 202 with a captcha page instead of results.
+    checkStatus(response.status, PROVIDER, (status) => (status === 429 || status === 202 ? rateLimited() : undefined));
     const page = parseDuckDuckGoHtml(Buffer.from(response.body).toString('utf8'));
     switch (page.kind) {
       case 'results':
         return page.results.slice(0, Math.max(0, options.maxResults));
       case 'empty':
-        throw new ToolError(`DuckDuckGo found no results for '${query}'`, 'NO_RESULTS');
+        throw noResults(PROVIDER, query);
       case 'challenge':
         throw rateLimited();
       case 'unrecognised':
-        throw new ToolError('DuckDuckGo answered with a page that is not a results page', 'PROVIDER_BAD_RESPONSE');
+        throw badResponse(PROVIDER, 'a page that is not a results page');
     }
   }
 }
@@ -63,31 +65,9 @@ export function createDuckDuckGoProvider(settings: { baseUrl?: string } = {}): D
   return new DuckDuckGoSearchProvider(settings.baseUrl ? { baseUrl: settings.baseUrl } : {});
 }
 
-function checkStatus(response: HttpResponse): void {
-  const { status } = response;
-  // Under load DuckDuckGo answers 202 with a captcha page instead of results.
-  if (status === 429 || status === 202) throw rateLimited();
-  if (status >= 500) throw new ToolError(`DuckDuckGo is unavailable (HTTP ${status}); try again later`, 'PROVIDER_UNAVAILABLE');
-  if (status === 401 || status === 403) throw new ToolError(`DuckDuckGo refused the search (HTTP ${status})`, 'PROVIDER_REFUSED');
-  if (status !== 200) throw new ToolError(`DuckDuckGo answered with unexpected HTTP ${status}`, 'PROVIDER_BAD_RESPONSE');
-}
-
 function rateLimited(): ToolError {
   return new ToolError(
     'DuckDuckGo rate-limited this server (it asked for a captcha); try again in a few minutes, or ask the operator to configure another search provider',
     'PROVIDER_RATE_LIMITED',
   );
-}
-
-function parseBaseUrl(text: string): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new ToolError('the DuckDuckGo base URL is not a valid URL', 'INVALID_SETTING');
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
-    throw new ToolError('the DuckDuckGo base URL must be a plain http(s) URL without credentials, query or fragment', 'INVALID_SETTING');
-  }
-  return url;
 }

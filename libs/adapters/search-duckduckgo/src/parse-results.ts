@@ -1,5 +1,6 @@
 import * as cheerio from 'cheerio';
 import type { SearchResult } from '@toolgate/contracts';
+import { httpUrl, toSearchResult } from '@toolgate/adapter-kit-search';
 
 /** What a DuckDuckGo HTML page turned out to be. */
 export type ParsedPage =
@@ -7,9 +8,6 @@ export type ParsedPage =
   | { readonly kind: 'empty' }
   | { readonly kind: 'challenge' }
   | { readonly kind: 'unrecognised' };
-
-const MAX_TITLE = 300;
-const MAX_SNIPPET = 600;
 
 /**
  * Parses the results page of `html.duckduckgo.com/html/`. Organic results are `.result` blocks
@@ -27,10 +25,15 @@ export function parseDuckDuckGoHtml(html: string): ParsedPage {
     const block = $(element);
     if (block.hasClass('result--ad') || block.hasClass('result--no-result') || block.find('.badge--ad').length > 0) return;
     const link = block.find('a.result__a').first();
-    const url = decodeResultLink(link.attr('href'));
-    const title = clean(link.text(), MAX_TITLE);
-    if (!url || !title) return;
-    results.push({ title, url, snippet: clean(block.find('.result__snippet').first().text(), MAX_SNIPPET) });
+    // The inner HTML, re-serialised by cheerio, goes to the kit, which parses it once more: the
+    // page's entities are then decoded exactly once (`&amp;amp;` reads `&amp;`), and <script>,
+    // <style> and <br> inside a title or snippet are treated the way every provider treats them.
+    const result = toSearchResult({
+      url: decodeResultLink(link.attr('href')),
+      title: link.html(),
+      snippet: block.find('.result__snippet').first().html(),
+    });
+    if (result) results.push(result);
   });
   if (results.length > 0) return { kind: 'results', results };
   if ($('.no-results, .result--no-result').length > 0) return { kind: 'empty' };
@@ -56,19 +59,4 @@ export function decodeResultLink(href: string | undefined): string | undefined {
     return target ? httpUrl(target) : undefined;
   }
   return httpUrl(link.href);
-}
-
-function httpUrl(text: string): string | undefined {
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Collapses the page's whitespace and caps the length; cheerio has already decoded entities. */
-function clean(text: string, max: number): string {
-  const collapsed = text.replace(/\s+/g, ' ').trim();
-  return collapsed.length > max ? `${collapsed.slice(0, max - 1).trimEnd()}…` : collapsed;
 }

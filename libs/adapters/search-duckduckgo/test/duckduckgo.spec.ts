@@ -7,6 +7,25 @@ import { createDuckDuckGoProvider, decodeResultLink, DuckDuckGoSearchProvider, p
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 const html = (body: string, status = 200) => ({ status, headers: { 'content-type': 'text/html; charset=UTF-8' }, body });
 
+/**
+ * A results page as DuckDuckGo builds it (the structure of `fixtures/results.html`): each field
+ * is the inner HTML of its element, so the page carries the markup and entities as they are.
+ */
+function resultsPage(results: readonly { title: string; url: string; snippet: string }[]): string {
+  const blocks = results.map((r, i) => {
+    const link = `//duckduckgo.com/l/?uddg=${encodeURIComponent(r.url)}&amp;rut=${i.toString(16).padStart(8, '0')}`;
+    return `<div class="result results_links results_links_deep web-result ">
+      <div class="links_main links_deep result__body">
+        <h2 class="result__title"><a rel="nofollow" class="result__a" href="${link}">${r.title}</a></h2>
+        <a class="result__snippet" href="${link}">${r.snippet}</a>
+        <div class="clear"></div>
+      </div>
+    </div>`;
+  });
+  return `<!DOCTYPE html><html><head><meta http-equiv="content-type" content="text/html; charset=UTF-8" /><title>markup at DuckDuckGo</title></head>
+<body><div class="serp__results"><div id="links" class="results">${blocks.join('\n')}</div></div></body></html>`;
+}
+
 const expected = [
   {
     title: 'Tokio - An asynchronous Rust runtime',
@@ -51,6 +70,7 @@ describe('search-duckduckgo', () => {
         { status: 200, headers: { 'content-type': 'application/json' }, body: '{"results": []}' },
       ],
     },
+    answerWith: (results) => html(resultsPage(results)),
     expected,
     queryOf: (request) => (request.method === 'GET' && request.path.startsWith('/html/?') ? request.query.get('q') ?? undefined : undefined),
     failures: [

@@ -20,6 +20,20 @@ describe('search-searxng', () => {
         { status: 200, headers: { 'content-type': 'text/html' }, body: '<!DOCTYPE html><html><body>SearXNG</body></html>' },
       ],
     },
+    // SearXNG's JSON answer as the instance builds it: one entry per result, the snippet in `content`.
+    answerWith: (results) =>
+      json(
+        JSON.stringify({
+          query: 'markup',
+          number_of_results: 0,
+          results: results.map((r, i) => ({ url: r.url, title: r.title, content: r.snippet, engine: 'google', engines: ['google'], positions: [i + 1], score: 1, category: 'general' })),
+          answers: [],
+          corrections: [],
+          infoboxes: [],
+          suggestions: [],
+          unresponsive_engines: [],
+        }),
+      ),
     expected: [
       {
         title: 'Tokio - An asynchronous Rust runtime',

@@ -25,6 +25,18 @@ describe('search-tavily', () => {
       empty: json(fixture('empty.json')),
       malformed: [json('{"query": "x", "answer": null}'), json('{"results": "many"}'), json('null')],
     },
+    // Tavily's answer as the API builds it: the snippet in `content`, no raw page content asked for.
+    answerWith: (results) =>
+      json(
+        JSON.stringify({
+          query: 'markup',
+          follow_up_questions: null,
+          answer: null,
+          images: [],
+          results: results.map((r, i) => ({ url: r.url, title: r.title, content: r.snippet, score: 1 - i / 100, raw_content: null })),
+          response_time: 0.5,
+        }),
+      ),
     expected: [
       {
         title: 'Tutorial | Tokio - An asynchronous Rust runtime',

@@ -1,3 +1,10 @@
-export { testSearchProvider, SearchErrorReasons, type SearchProviderSuiteOptions, type RecordedFailure } from './search-provider.contract.js';
+export {
+  testSearchProvider,
+  SearchErrorReasons,
+  SearchResultLimits,
+  type SearchProviderSuiteOptions,
+  type RecordedFailure,
+  type ServedSearchResult,
+} from './search-provider.contract.js';
 export { startReplayServer, type ReplayServer, type ReplayedRequest, type RecordedResponse } from './replay-server.js';
 export { LoopbackHttpClient } from './loopback-http-client.js';

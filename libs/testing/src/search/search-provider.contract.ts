@@ -12,6 +12,19 @@ export const SearchErrorReasons = {
   noResults: 'NO_RESULTS',
 } as const;
 
+/** The longest title and snippet a provider may return (docs/tools.md promises them). */
+export const SearchResultLimits = { title: 300, snippet: 600 } as const;
+
+/**
+ * One result as a service serves it: `title` and `snippet` are the raw field values (for an HTML
+ * page, the inner HTML of the title link and of the snippet), markup and entities included.
+ */
+export interface ServedSearchResult {
+  readonly title: string;
+  readonly url: string;
+  readonly snippet: string;
+}
+
 /** A provider-specific failure the suite replays besides the generic ones. */
 export interface RecordedFailure {
   readonly name: string;
@@ -38,6 +51,13 @@ export interface SearchProviderSuiteOptions {
   };
   /** Every result the `results` recording must parse to, in order. */
   readonly expected: readonly SearchResult[];
+  /**
+   * The service's answer carrying exactly these results, built the way the service builds it
+   * (the same JSON fields, or the same page around them) and putting each field in raw. The suite
+   * uses it to serve markup, entities and overlong text that a recording rarely holds, and
+   * decides itself what must come out.
+   */
+  answerWith(results: readonly ServedSearchResult[]): RecordedResponse;
   /** The query the provider sent in a replayed request, as the service would read it. */
   queryOf(request: ReplayedRequest): string | undefined;
   /** Provider-specific failures, e.g. an auth refusal or a captcha page. */
@@ -49,10 +69,46 @@ export interface SearchProviderSuiteOptions {
 }
 
 /**
+ * Markup and entities a service may put in a title or a snippet (search engines highlight with
+ * <b>, scraped pages leak tags, and a hostile page can put anything in its own snippet), with
+ * what an agent must be handed instead: the visible text, entities decoded exactly once. An
+ * entry without an `expected` has no title once cleaned and must be skipped.
+ */
+const MARKUP_CASES: ReadonlyArray<{ readonly served: ServedSearchResult; readonly expected?: SearchResult }> = [
+  {
+    served: { title: 'Example <b>Title</b>', url: 'https://example.com/markup', snippet: 'A snippet &amp; more' },
+    expected: { title: 'Example Title', url: 'https://example.com/markup', snippet: 'A snippet & more' },
+  },
+  {
+    served: {
+      title: 'Safe &amp; <em>sound</em>',
+      url: 'https://example.com/hostile',
+      snippet: 'Before<img src=x onerror=alert(1)> after<script>alert(2)</script><style>p { display: none }</style>',
+    },
+    expected: { title: 'Safe & sound', url: 'https://example.com/hostile', snippet: 'Before after' },
+  },
+  {
+    // Escaped markup is text: decoded once it reads as the tags it names, and is not stripped.
+    served: { title: '&lt;b&gt; is not bold', url: 'https://example.com/escaped', snippet: '&amp;amp; is decoded once, &amp;lt;i&amp;gt; too' },
+    expected: { title: '<b> is not bold', url: 'https://example.com/escaped', snippet: '&amp; is decoded once, &lt;i&gt; too' },
+  },
+  { served: { title: '<img src=x onerror=alert(3)>', url: 'https://example.com/no-title', snippet: 'a result without a title' } },
+  {
+    served: {
+      title: 'caf&eacute; &#8212; &#x1F600;&nbsp;&quot;quoted&quot;',
+      url: 'https://example.com/entities',
+      snippet: 'line<br>break&nbsp;&nbsp;and <p>a paragraph</p><!-- a comment -->\n\t end',
+    },
+    expected: { title: 'café — 😀 "quoted"', url: 'https://example.com/entities', snippet: 'line break and a paragraph end' },
+  },
+];
+
+/**
  * The behaviour every `SearchProvider` must show, checked against a local 127.0.0.1 server that
- * replays recorded responses of the real service: parsing, the result cap, the query on the
- * wire, and one clear `ToolError` reason per failure class (rate limit, 5xx, refusal, malformed
- * body, no results, redirect, network failure, abort).
+ * replays recorded responses of the real service: parsing, plain-text titles and snippets (markup
+ * removed, entities decoded once, length capped), the result cap, the query on the wire, and one
+ * clear `ToolError` reason per failure class (rate limit, 5xx, refusal, malformed body, no
+ * results, redirect, network failure, abort).
  */
 export function testSearchProvider(options: SearchProviderSuiteOptions): void {
   let replay: ReplayServer;
@@ -96,6 +152,7 @@ export function testSearchProvider(options: SearchProviderSuiteOptions): void {
   describe('results', () => {
     it('parses the recorded answer into clean results, in order', async () => {
       expect(options.expected.length).toBeGreaterThanOrEqual(3);
+      // A real recording rarely holds hostile markup or escaped tags: the next two tests serve them.
       replay.respondWith(options.recordings.results);
       const results = await search('rust async runtime');
       expect(results).toEqual(options.expected);
@@ -106,6 +163,35 @@ export function testSearchProvider(options: SearchProviderSuiteOptions): void {
         expect(result.title + result.snippet).not.toMatch(/&(amp|lt|gt|quot|#\d+);/); // entities decoded
         expect(result.snippet).toBe(result.snippet.trim());
       }
+    });
+
+    it('hands agents plain text whatever markup and entities the service sends', async () => {
+      replay.respondWith(options.answerWith(MARKUP_CASES.map((c) => c.served)));
+      const results = await search('markup');
+      expect(results).toEqual(MARKUP_CASES.flatMap((c) => (c.expected ? [c.expected] : [])));
+      const text = JSON.stringify(results);
+      expect(text).not.toMatch(/onerror|alert\(|<img|<script|<style|<br|<!--/i);
+    });
+
+    it('caps titles and snippets without splitting a character', async () => {
+      const served = [
+        { title: `Faces ${'😀'.repeat(400)}`, url: 'https://example.com/long', snippet: `${'😀&amp;'.repeat(400)}` },
+        { title: `<b>${'long '.repeat(200)}</b>`, url: 'https://example.com/longer', snippet: `<i>${'snippet '.repeat(200)}</i>` },
+        { title: 'Short', url: 'https://example.com/short', snippet: 'short' },
+      ];
+      replay.respondWith(options.answerWith(served));
+      const results = await search('long');
+      expect(results.map((r) => r.url)).toEqual(served.map((r) => r.url));
+      for (const result of results.slice(0, 2)) {
+        expect(result.title.length).toBeLessThanOrEqual(SearchResultLimits.title);
+        expect(result.snippet.length).toBeLessThanOrEqual(SearchResultLimits.snippet);
+        expect(result.title.length).toBeGreaterThan(SearchResultLimits.title / 2);
+        expect(result.snippet.length).toBeGreaterThan(SearchResultLimits.snippet / 2);
+        expect(result.title.endsWith('…') && result.snippet.endsWith('…')).toBe(true);
+        expect(result.title + result.snippet).not.toMatch(/\p{Cs}/u); // no half of a surrogate pair
+        expect(result.title + result.snippet).not.toMatch(/<\/?[a-z]|&amp;/i);
+      }
+      expect(results[0]!.snippet.startsWith('😀&😀&')).toBe(true);
     });
 
     it('returns at most maxResults', async () => {
