@@ -21,3 +21,4 @@ export {
 } from './frame-codec.js';
 export { redactSecrets, REDACTED } from './redact.js';
 export { AuditCorruptError, AuditUnavailableError } from './errors.js';
+export { GroupCommitQueue, type GroupCommitOptions, type PendingAppend } from './group-commit-queue.js';

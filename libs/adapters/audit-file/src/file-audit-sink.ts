@@ -3,17 +3,19 @@ import { lstat, mkdir, open, rename, stat, unlink, type FileHandle } from 'node:
 import { basename, join } from 'node:path';
 import type { AuditEvent, AuditQuery, AuditReceipt, AuditRecord, AuditReport, AuditSink, Clock } from '@toolgate/contracts';
 import {
+  AuditCorruptError,
+  AuditUnavailableError,
   createFrameDigester,
   decodeFrameJson,
   encodePrepared,
   GENESIS_DIGEST,
-  prepareEvent,
+  GroupCommitQueue,
   type EncodedFrame,
   type FrameDigester,
+  type PendingAppend,
 } from '@toolgate/adapter-kit-audit-chain';
 import { nodeAuditFileIo, type AuditFileIo } from './audit-file-io.js';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
-import { AuditCorruptError, AuditUnavailableError } from '@toolgate/adapter-kit-audit-chain';
 import { formatHeader, MAX_HEADER_BYTES, parseHeader, segmentFileName } from './segment-format.js';
 import { scanSegment, type ChainHead } from './segment-scanner.js';
 import { readSegmentFile, UnsafeSegmentError, verifyTrail, type SegmentSummary } from './trail-reader.js';
@@ -41,12 +43,6 @@ const MIN_SEGMENT_BYTES = 4096;
 const MAX_SEGMENT_BYTES = 256 * 1024 * 1024;
 /** `tail` never returns more than this many records in one page. */
 export const MAX_TAIL_LIMIT = 10_000;
-
-interface Pending {
-  readonly event: AuditEvent;
-  readonly resolve: (receipt: AuditReceipt) => void;
-  readonly reject: (error: Error) => void;
-}
 
 /** What the sink knows about each committed segment, to page `tail` without rereading all. */
 interface SegmentIndexEntry {
@@ -109,8 +105,7 @@ async function syncDirectory(dir: string): Promise<void> {
  * and every later append is rejected until the process restarts.
  */
 export class FileAuditSink implements AuditSink {
-  private readonly queue: Pending[] = [];
-  private flushing: Promise<void> | undefined;
+  private readonly appends: GroupCommitQueue;
   private failure: string | undefined;
   private closed = false;
 
@@ -120,12 +115,23 @@ export class FileAuditSink implements AuditSink {
     private readonly digester: FrameDigester,
     private readonly io: AuditFileIo,
     private readonly segmentBytes: number,
-    private readonly maxBatchFrames: number,
+    maxBatchFrames: number,
     private readonly lock: DirectoryLock,
     private current: OpenSegment,
     private head: ChainHead,
     private readonly index: SegmentIndexEntry[],
-  ) {}
+  ) {
+    this.appends = new GroupCommitQueue({
+      maxBatch: maxBatchFrames,
+      commit: (batch) => this.commit(batch),
+      refusal: () => (this.failure ? new AuditUnavailableError(this.failure) : undefined),
+      onCommitError: (batch, error) => {
+        // Unexpected (a stat of the segment failed, say): the file's state is unknown.
+        this.fail(`the audit trail failed unexpectedly (${errnoText(error)}); appends are refused until restart`);
+        for (const pending of batch) pending.reject(new AuditUnavailableError(this.failure as string));
+      },
+    });
+  }
 
   /**
    * Opens (creating if needed) the trail in `dir` (e.g. `<data dir>/audit`), taking its
@@ -220,16 +226,7 @@ export class FileAuditSink implements AuditSink {
   append(event: AuditEvent): Promise<AuditReceipt> {
     if (this.closed) return Promise.reject(new AuditUnavailableError('the audit sink is closed'));
     if (this.failure) return Promise.reject(new AuditUnavailableError(this.failure));
-    let prepared: AuditEvent;
-    try {
-      prepared = prepareEvent(event);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return new Promise<AuditReceipt>((resolve, reject) => {
-      this.queue.push({ event: prepared, resolve, reject });
-      this.flushing ??= this.flushLoop();
-    });
+    return this.appends.enqueue(event);
   }
 
   /** Verifies the committed trail and that it ends where this writer's chain ends. */
@@ -307,7 +304,7 @@ export class FileAuditSink implements AuditSink {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    while (this.flushing) await this.flushing;
+    await this.appends.drain();
     await this.current.handle.close().catch(() => undefined);
     await this.lock.release();
   }
@@ -328,33 +325,8 @@ export class FileAuditSink implements AuditSink {
     this.failure ??= reason;
   }
 
-  private async flushLoop(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        // Let every caller that is about to append (promise continuations, timers due now) queue
-        // up first, so one fdatasync serves all of them.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        if (this.failure) {
-          for (const pending of this.queue.splice(0)) pending.reject(new AuditUnavailableError(this.failure));
-          break;
-        }
-        const batch = this.queue.splice(0, this.maxBatchFrames);
-        try {
-          await this.commit(batch);
-        } catch (error) {
-          // Unexpected (a stat of the segment failed, say): the file's state is unknown.
-          // Settling an already-settled promise is a no-op, so every caller hears exactly once.
-          this.fail(`the audit trail failed unexpectedly (${errnoText(error)}); appends are refused until restart`);
-          for (const pending of batch) pending.reject(new AuditUnavailableError(this.failure as string));
-        }
-      }
-    } finally {
-      this.flushing = undefined;
-    }
-  }
-
   /** Writes one batch: frames chained from the committed head, split at segment boundaries. */
-  private async commit(batch: Pending[]): Promise<void> {
+  private async commit(batch: PendingAppend[]): Promise<void> {
     let offset = 0;
     while (offset < batch.length) {
       if (this.failure) {
@@ -367,7 +339,7 @@ export class FileAuditSink implements AuditSink {
       let bytes = 0;
       let rotate = false;
       for (let i = offset; i < batch.length; i++) {
-        const frame = encodePrepared(seq + 1, prev, (batch[i] as Pending).event, this.digester);
+        const frame = encodePrepared(seq + 1, prev, (batch[i] as PendingAppend).event, this.digester);
         const segmentHasFrames = this.current.frames > 0 || frames.length > 0;
         if (segmentHasFrames && this.current.length + bytes + frame.line.length > this.segmentBytes) {
           rotate = frames.length === 0;
@@ -398,7 +370,7 @@ export class FileAuditSink implements AuditSink {
       }
       for (let i = 0; i < chunk.length; i++) {
         const frame = frames[i] as EncodedFrame;
-        (chunk[i] as Pending).resolve({ seq: frame.seq, digest: frame.digest });
+        (chunk[i] as PendingAppend).resolve({ seq: frame.seq, digest: frame.digest });
       }
     }
   }

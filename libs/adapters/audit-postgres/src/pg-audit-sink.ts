@@ -1,16 +1,17 @@
 import type { AuditEvent, AuditQuery, AuditReceipt, AuditRecord, AuditReport, AuditSink } from '@toolgate/contracts';
 import pg from 'pg';
 import {
+  AuditCorruptError,
+  AuditUnavailableError,
   chainPrefix,
   createFrameDigester,
   decodeFrameJson,
   encodePrepared,
   GENESIS_DIGEST,
-  prepareEvent,
+  GroupCommitQueue,
   type EncodedFrame,
   type FrameDigester,
 } from '@toolgate/adapter-kit-audit-chain';
-import { AuditCorruptError, AuditUnavailableError } from '@toolgate/adapter-kit-audit-chain';
 import { FRAMES_TABLE, HEAD_TABLE, migrateAuditSchema } from './pg-audit-schema.js';
 
 /** Options of `PgAuditSink.open`. */
@@ -33,12 +34,6 @@ export const MAX_TAIL_LIMIT = 10_000;
 /** Where faults are reported: the table plays the part of a segment. */
 const SEGMENT = FRAMES_TABLE;
 const VERIFY_PAGE = 2000;
-
-interface Pending {
-  readonly event: AuditEvent;
-  readonly resolve: (receipt: AuditReceipt) => void;
-  readonly reject: (error: Error) => void;
-}
 
 interface FrameRow {
   seq: string;
@@ -63,16 +58,33 @@ function pgText(error: unknown): string {
  * after COMMIT, i.e. once PostgreSQL has made it durable.
  */
 export class PgAuditSink implements AuditSink {
-  private readonly queue: Pending[] = [];
-  private flushing: Promise<void> | undefined;
+  private readonly appends: GroupCommitQueue;
   private lastError: string | undefined;
   private closed = false;
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly digester: FrameDigester,
-    private readonly maxBatchFrames: number,
-  ) {}
+    maxBatchFrames: number,
+  ) {
+    this.appends = new GroupCommitQueue({
+      maxBatch: maxBatchFrames,
+      commit: async (batch) => {
+        const receipts = await this.commit(batch.map((p) => p.event));
+        this.lastError = undefined;
+        batch.forEach((pending, i) => pending.resolve(receipts[i] as AuditReceipt));
+      },
+      onCommitError: (batch, error) => {
+        if (error instanceof AuditUnavailableError || error instanceof AuditCorruptError) {
+          for (const pending of batch) pending.reject(error);
+          return;
+        }
+        // The transaction was rolled back (or its COMMIT is in doubt): nobody is acknowledged.
+        this.lastError = `the audit record could not be stored in PostgreSQL (${pgText(error)})`;
+        for (const pending of batch) pending.reject(new AuditUnavailableError(this.lastError));
+      },
+    });
+  }
 
   /**
    * Connects, migrates the schema, fixes (or checks) the chain's digest algorithm and key id,
@@ -122,16 +134,7 @@ export class PgAuditSink implements AuditSink {
 
   append(event: AuditEvent): Promise<AuditReceipt> {
     if (this.closed) return Promise.reject(new AuditUnavailableError('the audit sink is closed'));
-    let prepared: AuditEvent;
-    try {
-      prepared = prepareEvent(event);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return new Promise<AuditReceipt>((resolve, reject) => {
-      this.queue.push({ event: prepared, resolve, reject });
-      this.flushing ??= this.flushLoop();
-    });
+    return this.appends.enqueue(event);
   }
 
   /**
@@ -236,7 +239,7 @@ export class PgAuditSink implements AuditSink {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    while (this.flushing) await this.flushing;
+    await this.appends.drain();
     await this.pool.end();
   }
 
@@ -246,31 +249,6 @@ export class PgAuditSink implements AuditSink {
     } catch (error) {
       this.lastError = `the PostgreSQL audit store cannot be reached (${pgText(error)})`;
       throw new AuditUnavailableError(this.lastError);
-    }
-  }
-
-  private async flushLoop(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        // Let every caller about to append queue up first, so one transaction serves them all.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        const batch = this.queue.splice(0, this.maxBatchFrames);
-        try {
-          const receipts = await this.commit(batch.map((p) => p.event));
-          this.lastError = undefined;
-          batch.forEach((pending, i) => pending.resolve(receipts[i] as AuditReceipt));
-        } catch (error) {
-          if (error instanceof AuditUnavailableError || error instanceof AuditCorruptError) {
-            for (const pending of batch) pending.reject(error);
-            continue;
-          }
-          // The transaction was rolled back (or its COMMIT is in doubt): nobody is acknowledged.
-          this.lastError = `the audit record could not be stored in PostgreSQL (${pgText(error)})`;
-          for (const pending of batch) pending.reject(new AuditUnavailableError(this.lastError));
-        }
-      }
-    } finally {
-      this.flushing = undefined;
     }
   }
 
