@@ -1,6 +1,6 @@
 import { ToolError, type JsonObject, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
 import type { ShellToolLimits } from './shell-limits.js';
-import { processTimeout, runInWorkspace, SHELL_OUTPUT_SCHEMA } from './shell-run.js';
+import { processTimeout, runInWorkspace, shellManifestBounds, timeoutArgSchema } from './shell-run.js';
 
 /** Longest command accepted, in bytes of UTF-8. */
 export const MAX_BASH_COMMAND_BYTES = 16 * 1024;
@@ -22,20 +22,12 @@ export function bashTool(limits: ShellToolLimits): ToolDefinition {
         type: 'object',
         properties: {
           command: { type: 'string', minLength: 1, maxLength: MAX_BASH_COMMAND_BYTES, description: "A bash command line, e.g. 'ls -la && wc -l *.ts'." },
-          timeout_ms: {
-            type: 'integer',
-            minimum: 100,
-            maximum: limits.maxProcessTimeoutMs,
-            description: `Deadline for the command; default and maximum ${limits.maxProcessTimeoutMs}.`,
-          },
+          timeout_ms: timeoutArgSchema(limits, 'the command'),
         },
         required: ['command'],
         additionalProperties: false,
       },
-      output: SHELL_OUTPUT_SCHEMA,
-      tier: limits.tier,
-      timeoutMs: limits.timeoutMs,
-      maxOutputBytes: limits.maxResultBytes,
+      ...shellManifestBounds(limits),
     },
     handler: {
       async invoke(args: JsonObject, ctx: ToolContext) {

@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { ToolError, type JsonObject, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
 import { checkGitArgs, PROTECTIVE_CONFIG } from './git-policy.js';
 import type { ShellToolLimits } from './shell-limits.js';
-import { processTimeout, runInWorkspace, SHELL_OUTPUT_SCHEMA } from './shell-run.js';
+import { processTimeout, runInWorkspace, shellManifestBounds, timeoutArgSchema } from './shell-run.js';
 
 export const MAX_GIT_ARGS = 64;
 export const MAX_GIT_ARG_LENGTH = 4096;
@@ -57,20 +57,12 @@ export function gitTool(limits: ShellToolLimits): ToolDefinition {
             maxItems: MAX_GIT_ARGS,
             description: 'Arguments after `git`, starting with the subcommand.',
           },
-          timeout_ms: {
-            type: 'integer',
-            minimum: 100,
-            maximum: limits.maxProcessTimeoutMs,
-            description: `Deadline for git; default and maximum ${limits.maxProcessTimeoutMs}.`,
-          },
+          timeout_ms: timeoutArgSchema(limits, 'git'),
         },
         required: ['args'],
         additionalProperties: false,
       },
-      output: SHELL_OUTPUT_SCHEMA,
-      tier: limits.tier,
-      timeoutMs: limits.timeoutMs,
-      maxOutputBytes: limits.maxResultBytes,
+      ...shellManifestBounds(limits),
     },
     handler: {
       async invoke(args: JsonObject, ctx: ToolContext) {

@@ -1,3 +1,4 @@
+import type { ShellToolLimits } from './shell-limits.js';
 import { ToolError, type JsonObject, type JsonSchema, type ProcessSpec, type ToolContext } from '@toolgate/contracts';
 
 /** What both shell tools return. */
@@ -54,4 +55,24 @@ export async function runInWorkspace(ctx: ToolContext, spec: ProcessSpec, timeou
     truncated: result.stdoutTruncated || result.stderrTruncated,
     timed_out: result.timedOut,
   };
+}
+
+/** The `timeout_ms` argument both shell tools take: lower than the manifest's bound, never higher. */
+export function timeoutArgSchema(limits: ShellToolLimits, what: string) {
+  return {
+    type: 'integer',
+    minimum: 100,
+    maximum: limits.maxProcessTimeoutMs,
+    description: `Deadline for ${what}; default and maximum ${limits.maxProcessTimeoutMs}.`,
+  } as const;
+}
+
+/** The manifest fields both shell tools share: output schema, tier and bounds. */
+export function shellManifestBounds(limits: ShellToolLimits) {
+  return {
+    output: SHELL_OUTPUT_SCHEMA,
+    tier: limits.tier,
+    timeoutMs: limits.timeoutMs,
+    maxOutputBytes: limits.maxResultBytes,
+  } as const;
 }
