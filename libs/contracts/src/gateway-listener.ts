@@ -6,7 +6,7 @@ export interface ToolFailure {
   readonly principal: Principal;
   readonly tool: string;
   readonly args: JsonObject;
-  /** The sanitized message returned to the caller. */
+  /** The sanitized message returned to the caller, with secrets redacted (`redactSecrets`). */
   readonly message: string;
   readonly at: number;
 }

@@ -83,3 +83,4 @@ export {
   type QueryAnswer,
 } from './knowledge-graph.port.js';
 export type { GatewayListener, ToolFailure } from './gateway-listener.js';
+export { redactSecrets, REDACTED } from './redaction.js';

@@ -43,6 +43,49 @@ describe('redactSecrets', () => {
     expect(redactSecrets(input)).toBe(input);
   });
 
+  describe('secret key names with a prefix', () => {
+    it.each([
+      ['AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'AWS_SECRET_ACCESS_KEY=[REDACTED]'],
+      ['aws_secret_access_key = wJalrXUtnFEMI/K7MDENG', 'aws_secret_access_key = [REDACTED]'],
+      ['GITHUB_TOKEN=abc123', 'GITHUB_TOKEN=[REDACTED]'],
+      ['my-api-key: abc', 'my-api-key: [REDACTED]'],
+      ['{"db_password":"hunter2"}', '{"db_password":"[REDACTED]"}'],
+      ['Proxy-Authorization: Basic dXNlcjpwYXNz', 'Proxy-Authorization: [REDACTED]'],
+      ['export OPENAI_API_KEY="abc def"', 'export OPENAI_API_KEY="[REDACTED]"'],
+    ])('redacts %j', (input, expected) => {
+      expect(redactSecrets(input)).toBe(expected);
+    });
+  });
+
+  describe('JSON strings with escaped quotes', () => {
+    it('hides the whole value, not only the part before an escaped quote', () => {
+      expect(redactSecrets('{"password":"a\\"b c","user":"bob"}')).toBe('{"password":"[REDACTED]","user":"bob"}');
+    });
+  });
+
+  describe('URL userinfo', () => {
+    it.each([
+      ['https://ghp_secret@github.com/o/r.git', 'https://[REDACTED]@github.com/o/r.git'],
+      ['http://:tok@host/', 'http://:[REDACTED]@host/'],
+      ['git clone https://x-access-token:abc@github.com/o/r', 'git clone https://x-access-token:[REDACTED]@github.com/o/r'],
+      ['https://host/path?email=a@b.example', 'https://host/path?email=a@b.example'],
+    ])('redacts %j', (input, expected) => {
+      expect(redactSecrets(input)).toBe(expected);
+    });
+  });
+
+  describe('catastrophic backtracking', () => {
+    it.each([
+      ['long prefixed names', `${'a_'.repeat(50_000)}x`],
+      ['many candidate keys', ' token'.repeat(20_000)],
+      ['long userinfo', `https://${'a'.repeat(100_000)}`],
+    ])('stays linear on %s', (_name, input) => {
+      const started = performance.now();
+      redactSecrets(input);
+      expect(performance.now() - started).toBeLessThan(500);
+    });
+  });
+
   it('is idempotent', () => {
     const once = redactSecrets('Authorization: Bearer abc.def password=x sk-abcdefghijkl');
     expect(redactSecrets(once)).toBe(once);

@@ -1,11 +1,14 @@
-// Redaction shared by both audit sinks, so a secret is masked the same way whichever one stores it.
+// One set of redaction rules for every place a secret could be kept or shown: the gateway applies
+// them before listeners see a failure, tools before they store text, both audit sinks before disk.
+// Pure string functions, so contracts still imports nothing.
 
 /** What a redacted secret is replaced with. */
 export const REDACTED = '[REDACTED]';
 
 /**
  * Key names whose value is a secret when written as `key=value`, `key: value` or `"key":"value"`.
- * Matched case-insensitively as a whole word, so `max_tokens` or "token budget" are left alone.
+ * Matched case-insensitively as the last word of a name (`AWS_SECRET_ACCESS_KEY`, `db_password`,
+ * `Proxy-Authorization`), so `max_tokens` or "token budget" are left alone.
  */
 const SECRET_KEYS =
   'passwords?|passwd|secret|client[_-]?secret|api[_-]?keys?|apikey|x-api-key|access[_-]?key(?:[_-]?id)?|' +
@@ -42,15 +45,17 @@ const RULES: readonly Rule[] = [
     pattern: /\b(Bearer)(\s+)[A-Za-z0-9._~+/=-]+/gi,
     replace: (_m, scheme, space) => `${scheme}${space}${REDACTED}`,
   },
-  // Credentials in URLs: scheme://user:password@host.
+  // Credentials in URLs: scheme://user:password@host keeps the user; a lone userinfo
+  // (`https://<token>@github.com`) is itself the secret.
   {
-    pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi,
-    replace: (_m, head) => `${head}${REDACTED}@`,
+    pattern: /\b([a-z][a-z0-9+.-]*:\/\/)(?:([^\s:/@?#]*:)[^\s@/?#]*|[^\s:/@?#]+)@/gi,
+    replace: (_m, scheme, user) => `${scheme}${user ?? ''}${REDACTED}@`,
   },
-  // key=value, key: value, "key": "value", key='value' (quotes kept, value removed).
+  // key=value, key: value, "key": "value", key='value' (quotes kept, value removed; an escaped
+  // quote inside a JSON string does not end it). A name may carry a prefix (`GITHUB_TOKEN`).
   {
     pattern: new RegExp(
-      `(^|[^A-Za-z0-9_-])(["']?)(${SECRET_KEYS})\\2(\\s*[:=]\\s*)(?:"([^"]*)"|'([^']*)'|((?:(?:Bearer|Basic|Token|Digest)\\s+)?(?:\\[REDACTED\\]|[^\\s,;&}\\]"']+)))`,
+      `(^|[^A-Za-z0-9_-])(["']?)((?:[A-Za-z0-9]+[_-])*(?:${SECRET_KEYS}))\\2(\\s*[:=]\\s*)(?:"((?:[^"\\\\]|\\\\.)*)"|'([^']*)'|((?:(?:Bearer|Basic|Token|Digest)\\s+)?(?:\\[REDACTED\\]|[^\\s,;&}\\]"']+)))`,
       'gi',
     ),
     replace: (match, lead, quote, key, sep, dq, sq, bare) => {
@@ -75,7 +80,9 @@ const MIGHT_HOLD_SECRET = new RegExp(
 /**
  * Replaces everything in `text` that looks like a secret (bearer tokens, API keys, passwords,
  * private keys, URL credentials) with `[REDACTED]`. Applied by the audit sinks to every string
- * field of every event, so a secret that leaks into a reason or a repair note never reaches disk.
+ * field of every event, so a secret that leaks into a reason or a repair note never reaches disk,
+ * and by the gateway to failure text before any listener (such as the shared memory) sees it.
+ * Idempotent, and linear in the length of `text`.
  */
 export function redactSecrets(text: string): string {
   if (!MIGHT_HOLD_SECRET.test(text)) return text;

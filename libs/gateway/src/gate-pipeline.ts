@@ -1,4 +1,4 @@
-import type { Denial, Gate, InvokeResult, JsonValue } from '@toolgate/contracts';
+import { redactSecrets, type Denial, type Gate, type InvokeResult, type JsonValue } from '@toolgate/contracts';
 import { callEvent, denialEvent } from './audit-events.js';
 import { toolOf, type Call, type CallGate, type Runtime } from './call.js';
 import { allowGate } from './gates/allow-gate.js';
@@ -108,11 +108,21 @@ export class GatePipeline {
     return { ok: true, callId: call.callId, output: result.output as JsonValue, ...this.#repaired(call) };
   }
 
-  /** Listeners learn of failures after they are audited, without delaying the answer or changing it. */
+  /**
+   * Listeners learn of failures after they are audited, without delaying the answer or changing it.
+   * They may keep what they hear where other principals read it (the shared memory), so the text
+   * is redacted with the audit's rules first: a token in an error message stays out of them all.
+   */
   #notifyFailure(call: Call, message: string): void {
     const listeners = this.runtime.deps.listeners ?? [];
     if (listeners.length === 0) return;
-    const failure = { principal: call.principal, tool: toolOf(call).manifest.name, args: call.args, message, at: this.runtime.deps.clock.now() };
+    const failure = {
+      principal: call.principal,
+      tool: toolOf(call).manifest.name,
+      args: call.args,
+      message: redactSecrets(message),
+      at: this.runtime.deps.clock.now(),
+    };
     for (const listener of listeners) {
       if (!listener.onToolFailure) continue;
       queueMicrotask(() => {

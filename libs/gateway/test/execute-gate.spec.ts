@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ToolError, type GatewayListener, type JsonObject, type JsonValue, type ToolContext, type ToolExecutor, type ToolHandler } from '@toolgate/contracts';
+import { ToolError, type GatewayListener, type JsonObject, type JsonValue, type ToolContext, type ToolExecutor, type ToolFailure, type ToolHandler } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
 import { denialOf, harness, testTool } from './harness.js';
 
@@ -135,6 +135,28 @@ describe('gate 10: execute', () => {
     expect(seen).toEqual([{ principal: h.who('worker-1'), tool: 'fails', args: { n: 1 }, message: 'no luck', at: h.clock.now() }]);
   });
 
+  describe('secret disclosure to listeners', () => {
+    it.each([
+      ['a bearer header', 'upstream said 401 for Authorization: Bearer sk-live0123456789abcdef', 'sk-live0123456789abcdef'],
+      ['basic auth in a URL', 'cannot reach https://app:hunter2@db.internal/x', 'hunter2'],
+      ['an api_key pair', 'bad request ?api_key=k3y0123456789&x=1', 'k3y0123456789'],
+      ['a GitHub token', 'clone of ghp_abcdefghijklmnopqrstuvwxyz0123456789 refused', 'ghp_abcdefghijklmnopqrstuvwxyz'],
+      ['an AWS key pair', 'AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENG', 'wJalrXUtnFEMIK7MDENG'],
+      ['a JSON password', 'config {"password":"correct horse"} rejected', 'correct horse'],
+    ])('redacts %s before any listener hears of it', async (_name, message, secret) => {
+      const seen: ToolFailure[] = [];
+      const tool = testTool({ name: 'fails' }, async () => {
+        throw new ToolError(message);
+      });
+      const h = harness({ tools: [tool], deps: { listeners: [{ onToolFailure: async (f) => void seen.push(f) }] } });
+      await h.gateway.invoke(h.who('worker-1'), { tool: 'fails', args: {} });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(seen).toHaveLength(1);
+      expect(seen[0]!.message).toContain('[REDACTED]');
+      expect(seen[0]!.message).not.toContain(secret);
+    });
+  });
+
   it('does not tell listeners about a failure whose outcome could not be audited', async () => {
     const seen: unknown[] = [];
     const tool = testTool({ name: 'fails' }, async () => {
@@ -151,12 +173,12 @@ describe('gate 10: execute', () => {
     const processes = { run: async () => ({}) as never, prepare: () => ({}) as never };
     let got: unknown;
     const executor: ToolExecutor = {
-      tier: 'subprocess',
+      tier: 'unisolated',
       processes,
       check: async () => undefined,
       execute: (handler: ToolHandler, args, ctx) => handler.invoke(args, ctx),
     };
-    const tool = testTool({ name: 'proc', tier: 'subprocess' }, async (_args, ctx) => {
+    const tool = testTool({ name: 'proc', tier: 'unisolated' }, async (_args, ctx) => {
       got = ctx.process;
       return null;
     });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Clock, GatewayListener, JsonObject, KnowledgeGraph, ToolFailure, Triple } from '@toolgate/contracts';
+import { redactSecrets, type Clock, type GatewayListener, type JsonObject, type KnowledgeGraph, type ToolFailure, type Triple } from '@toolgate/contracts';
 import { PREFIXES, RDF_TYPE, TG, dateTime, iri, teamMember, text } from './vocabulary.js';
 
 /** Failure messages that say a file, path or resource was not there. */
@@ -21,6 +21,8 @@ const MAX_TEXT = 1000;
  * The same tool, target and message always make the same `failure:<digest>` subject, so a
  * repeated failure adds one `tg:recordedAt` (and possibly a `tg:author`) instead of a new entry.
  * URLs are recorded without credentials, query or fragment; other arguments are never recorded.
+ * Every recorded text is redacted with the audit's rules, whoever called the listener: teammates
+ * read it back through `memory_query`, so a secret in a path or a message must not reach them.
  */
 export function createKnownFailureRecorder(deps: { readonly graph: KnowledgeGraph; readonly clock: Clock }): GatewayListener {
   return {
@@ -63,8 +65,9 @@ function withoutSecrets(value: string): string | undefined {
   }
 }
 
-/** Well-formed and bounded, whatever a tool put in its message or arguments. */
+/** Well-formed, bounded and without secrets, whatever a tool put in its message or arguments. */
 function clip(value: string): string {
-  const clean = value.replaceAll('\u0000', '').replace(/\p{Cs}/gu, '\uFFFD');
+  // Redact before clipping, so a cut cannot split a secret into a shape no rule recognises.
+  const clean = redactSecrets(value.replaceAll('\u0000', '').replace(/\p{Cs}/gu, '\uFFFD'));
   return clean.length > MAX_TEXT ? `${clean.slice(0, MAX_TEXT)}…` : clean;
 }

@@ -206,6 +206,7 @@ describe('seedTeamRoster', () => {
     get: (tenant, id) => records.find((p) => p.tenant === tenant && p.id === id),
     principals: (tenant) => records.filter((p) => p.tenant === tenant),
     roleTools: (role) => roles[role],
+    roleGrants: (role) => (Object.hasOwn(roles, role) ? [] : undefined),
     tenant: (name) => tenants[name],
     tenants: () => Object.keys(tenants),
   };
@@ -332,5 +333,23 @@ describe('createKnownFailureRecorder', () => {
     expect(written).toContain('https://api.example.com/v1/items');
     expect(written).not.toContain('SECRET');
     expect(written).not.toContain('pw@');
+  });
+
+  describe('secret disclosure through known failures', () => {
+    // [spelling, message, path argument, the secret]
+    it.each([
+      ['a bearer header', 'GET failed (Authorization: Bearer sk-live0123456789abcdef): not found', 'a.txt', 'sk-live0123456789abcdef'],
+      ['basic auth in a URL', 'postgres://app:hunter2@db.internal/x does not exist', 'db.sql', 'hunter2'],
+      ['a token as URL userinfo', 'https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/o/r not found', 'r', 'ghp_abcdefghijklmnopqrstuvwxyz'],
+      ['an api_key pair in the path', 'no such file', 'cache/api_key=k3y0123456789.json', 'k3y0123456789'],
+      ['an AWS secret in the path', 'ENOENT', 'env/AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCY', 'wJalrXUtnFEMIK7MDENGbPxRfiCY'],
+      ['a JSON password in the message', 'config {"password":"correct horse"} not found', 'c.json', 'correct horse'],
+      ['a secret cut by the length bound', `${'x'.repeat(975)} password=hunter2hunter2 not found`, 'p', 'hunter2'],
+    ])('keeps %s out of the graph, whoever calls the listener', async (_name, message, path, secret) => {
+      await recorder().onToolFailure!({ principal: who('w'), tool: 'read_file', args: { path }, message, at: now });
+      const written = JSON.stringify(graph.of('acme'));
+      expect(written).toContain('[REDACTED]');
+      expect(written).not.toContain(secret);
+    });
   });
 });
