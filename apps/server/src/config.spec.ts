@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, isLoopbackHost, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
@@ -10,7 +13,9 @@ describe('loadConfig', () => {
       dataDir: '/srv/app/.toolgate',
       store: 'sqlite',
       audit: 'file',
-      shellTier: 'subprocess',
+      shellTier: 'bwrap',
+      shellTierExplicit: false,
+      bwrapPath: 'bwrap',
       workspaceRoot: '/srv/app/.toolgate/workspaces',
       webSearch: { provider: 'duckduckgo', maxResults: 5 },
       egress: { enabled: false, allowedHosts: [], allowAny: false, allowedCidrs: [] },
@@ -23,7 +28,8 @@ describe('loadConfig', () => {
     ['TOOLGATE_STORE', 'mysql', /TOOLGATE_STORE must be one of sqlite, postgres/],
     ['TOOLGATE_AUDIT', 'syslog', /TOOLGATE_AUDIT must be one of file, postgres/],
     ['TOOLGATE_EGRESS_ENABLED', 'maybe', /TOOLGATE_EGRESS_ENABLED must be true or false/],
-    ['TOOLGATE_SHELL_TIER', 'docker', /TOOLGATE_SHELL_TIER must be one of subprocess, bwrap, container/],
+    ['TOOLGATE_SHELL_TIER', 'docker', /TOOLGATE_SHELL_TIER must be one of bwrap, container, unisolated/],
+    ['TOOLGATE_BWRAP_PATH', 'bin/bwrap', /TOOLGATE_BWRAP_PATH must be a command name or an absolute path/],
     ['TOOLGATE_WEB_SEARCH_PROVIDER', 'bing', /TOOLGATE_WEB_SEARCH_PROVIDER must be one of/],
     ['TOOLGATE_WEB_SEARCH_MAX_RESULTS', '11', /TOOLGATE_WEB_SEARCH_MAX_RESULTS must be a whole number from 1 to 10/],
     ['TOOLGATE_WEB_SEARCH_BASE_URL', 'ftp://x', /TOOLGATE_WEB_SEARCH_BASE_URL must use http or https/],
@@ -49,6 +55,76 @@ describe('loadConfig', () => {
     }
     expect(message).toMatch(/TOOLGATE_AUDIT_HMAC_KEY must be at least 32 characters/);
     expect(message).not.toContain(secret);
+  });
+
+  it('marks a shell tier that was set as explicit, so a tier that cannot run stops the server', () => {
+    expect(loadConfig({ TOOLGATE_SHELL_TIER: 'bwrap' })).toMatchObject({ shellTier: 'bwrap', shellTierExplicit: true });
+    expect(loadConfig({ TOOLGATE_SHELL_TIER: 'unisolated' })).toMatchObject({ shellTier: 'unisolated', shellTierExplicit: true });
+    expect(loadConfig({ TOOLGATE_SHELL_TIER: '  ' })).toMatchObject({ shellTier: 'bwrap', shellTierExplicit: false });
+  });
+
+  // The unisolated tier used to be called "subprocess"; an old deployment must not keep it silently.
+  it('refuses the old tier name subprocess, saying it is unisolated and what to set instead', () => {
+    expect(() => loadConfig({ TOOLGATE_SHELL_TIER: 'subprocess' })).toThrow(ConfigError);
+    expect(() => loadConfig({ TOOLGATE_SHELL_TIER: 'subprocess' })).toThrow(
+      "TOOLGATE_SHELL_TIER=subprocess was renamed 'unisolated': bash and git run as host processes that can read and signal whatever the server's user can",
+    );
+    expect(() => loadConfig({ TOOLGATE_SHELL_TIER: ' subprocess ' })).toThrow(/was renamed 'unisolated'/);
+    for (const spelling of ['Subprocess', 'SUBPROCESS', 'sub-process', 'tier1']) {
+      expect(() => loadConfig({ TOOLGATE_SHELL_TIER: spelling })).toThrow(/TOOLGATE_SHELL_TIER must be one of bwrap, container, unisolated/);
+    }
+  });
+
+  describe('secrets from files (*_FILE)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-config-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const key = 'k'.repeat(40);
+    const put = (name: string, content: string) => {
+      writeFileSync(join(dir, name), content, { mode: 0o600 });
+      return join(dir, name);
+    };
+
+    it('reads the HMAC key, the web search API key and DATABASE_URL from files, dropping one trailing newline', () => {
+      const config = loadConfig({
+        TOOLGATE_AUDIT_HMAC_KEY_FILE: put('hmac', `${key}\n`),
+        TOOLGATE_WEB_SEARCH_API_KEY_FILE: put('api', 'tvly-123\r\n'),
+        DATABASE_URL_FILE: put('db', 'postgres://u:p@h/db'),
+        TOOLGATE_AUDIT: 'postgres',
+      });
+      expect(config.auditHmacKey).toBe(key);
+      expect(config.webSearch.apiKey).toBe('tvly-123');
+      expect(config.databaseUrl).toBe('postgres://u:p@h/db');
+    });
+
+    it('resolves a relative file against the working directory', () => {
+      put('rel-hmac', key);
+      expect(loadConfig({ TOOLGATE_AUDIT_HMAC_KEY_FILE: 'rel-hmac' }, dir).auditHmacKey).toBe(key);
+    });
+
+    it('refuses both spellings at once, a missing or empty file, and a short key from a file, never showing the value', () => {
+      const short = put('short', 'short-secret-in-a-file\n');
+      const cases: [Record<string, string>, RegExp][] = [
+        [{ TOOLGATE_AUDIT_HMAC_KEY: key, TOOLGATE_AUDIT_HMAC_KEY_FILE: put('both', key) }, /set TOOLGATE_AUDIT_HMAC_KEY or TOOLGATE_AUDIT_HMAC_KEY_FILE, not both/],
+        [{ TOOLGATE_AUDIT_HMAC_KEY_FILE: join(dir, 'absent') }, /TOOLGATE_AUDIT_HMAC_KEY_FILE cannot be read \(ENOENT\)/],
+        [{ TOOLGATE_AUDIT_HMAC_KEY_FILE: dir }, /TOOLGATE_AUDIT_HMAC_KEY_FILE cannot be read \(EISDIR\)/],
+        [{ TOOLGATE_WEB_SEARCH_API_KEY_FILE: put('empty', '\n') }, /TOOLGATE_WEB_SEARCH_API_KEY_FILE is empty/],
+        [{ TOOLGATE_AUDIT_HMAC_KEY_FILE: short }, /TOOLGATE_AUDIT_HMAC_KEY must be at least 32 characters/],
+        [{ DATABASE_URL_FILE: put('mysql', 'mysql://root:hunter2@db/x') }, /DATABASE_URL must be a postgres/],
+      ];
+      for (const [env, message] of cases) {
+        let text = '';
+        try {
+          loadConfig(env);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ConfigError);
+          text = (error as Error).message;
+        }
+        expect(text).toMatch(message);
+        expect(text).not.toContain('short-secret-in-a-file');
+        expect(text).not.toContain('hunter2');
+        expect(text).not.toContain(key);
+      }
+    });
   });
 
   it('parses lists and booleans', () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 
 /** A configuration fault. The message names the variable and what is wrong, never its secret value. */
@@ -8,7 +9,7 @@ export class ConfigError extends Error {
 export type StoreKind = 'sqlite' | 'postgres';
 export type AuditKind = 'file' | 'postgres';
 export type SearchProviderName = 'duckduckgo' | 'searxng' | 'tavily';
-export type ShellTier = 'subprocess' | 'bwrap' | 'container';
+export type ShellTier = 'bwrap' | 'container' | 'unisolated';
 
 /** Everything the server reads from `TOOLGATE_*` variables, validated. */
 export interface ServerConfig {
@@ -33,6 +34,14 @@ export interface ServerConfig {
     readonly allowedCidrs: readonly string[];
   };
   readonly shellTier: ShellTier;
+  /**
+   * Whether `TOOLGATE_SHELL_TIER` was set. Set, a tier that cannot run stops the server; unset,
+   * the default `bwrap` tier is offered only where it works, and the shell tools are not offered
+   * (said at start) where it does not.
+   */
+  readonly shellTierExplicit: boolean;
+  /** The bubblewrap binary (`TOOLGATE_BWRAP_PATH`): a name looked up on PATH or an absolute path. */
+  readonly bwrapPath: string;
   /** Image the container tier runs shell tools in. */
   readonly containerImage: string;
   readonly workspaceRoot: string;
@@ -54,6 +63,40 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
     throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got '${value.slice(0, 40)}')`);
   }
   return value as T;
+}
+
+/**
+ * A secret given directly (`NAME`) or as a file holding it (`NAME_FILE`), so it need not sit in
+ * the server's environment. Both set is a fault: which one wins would be a guess. One trailing
+ * newline (as `echo` and editors write) is dropped; the value is never part of a message.
+ */
+function secret(env: Env, name: string, abs: (p: string) => string): string | undefined {
+  const direct = text(env, name);
+  const file = text(env, `${name}_FILE`);
+  if (file === undefined) return direct;
+  if (direct !== undefined) throw new ConfigError(`set ${name} or ${name}_FILE, not both`);
+  let value: string;
+  try {
+    value = readFileSync(abs(file), 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${name}_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${abs(file)}`);
+  }
+  value = value.replace(/\r?\n$/, '');
+  if (value.trim() === '') throw new ConfigError(`${name}_FILE is empty: ${abs(file)}`);
+  return value;
+}
+
+/** Tier names that were renamed: refused with their new name, never accepted silently. */
+const RENAMED_SHELL_TIERS: Readonly<Record<string, string>> = {
+  subprocess:
+    "TOOLGATE_SHELL_TIER=subprocess was renamed 'unisolated': bash and git run as host processes that can read and signal whatever the server's user can. Unset it for the bwrap sandbox, or set TOOLGATE_SHELL_TIER=unisolated to accept that",
+};
+
+function shellTier(env: Env): { tier: ShellTier; explicit: boolean } {
+  const value = text(env, 'TOOLGATE_SHELL_TIER');
+  if (value !== undefined && Object.hasOwn(RENAMED_SHELL_TIERS, value)) throw new ConfigError(RENAMED_SHELL_TIERS[value]!);
+  const tier = oneOf(env, 'TOOLGATE_SHELL_TIER', ['bwrap', 'container', 'unisolated'] as const, 'bwrap');
+  return { tier, explicit: value !== undefined };
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -103,14 +146,14 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
   const dataDir = abs(text(env, 'TOOLGATE_DATA_DIR') ?? './.toolgate');
   const store = oneOf(env, 'TOOLGATE_STORE', ['sqlite', 'postgres'] as const, 'sqlite');
   const audit = oneOf(env, 'TOOLGATE_AUDIT', ['file', 'postgres'] as const, 'file');
-  const databaseUrl = text(env, 'DATABASE_URL');
+  const databaseUrl = secret(env, 'DATABASE_URL', abs);
   if ((store === 'postgres' || audit === 'postgres') && !databaseUrl) {
     throw new ConfigError(`DATABASE_URL is required when TOOLGATE_STORE or TOOLGATE_AUDIT is postgres`);
   }
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
-  const hmacKey = text(env, 'TOOLGATE_AUDIT_HMAC_KEY');
+  const hmacKey = secret(env, 'TOOLGATE_AUDIT_HMAC_KEY', abs);
   if (hmacKey !== undefined && hmacKey.length < 32) {
     throw new ConfigError('TOOLGATE_AUDIT_HMAC_KEY must be at least 32 characters (use e.g. `openssl rand -hex 32`)');
   }
@@ -119,7 +162,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
   const principalsFile = text(env, 'TOOLGATE_PRINCIPALS_FILE');
   const mcpServersFile = text(env, 'TOOLGATE_MCP_SERVERS_FILE');
   const baseUrl = httpUrl(env, 'TOOLGATE_WEB_SEARCH_BASE_URL');
-  const apiKey = text(env, 'TOOLGATE_WEB_SEARCH_API_KEY');
+  const apiKey = secret(env, 'TOOLGATE_WEB_SEARCH_API_KEY', abs);
+  const shell = shellTier(env);
+  const bwrapPath = text(env, 'TOOLGATE_BWRAP_PATH') ?? 'bwrap';
+  if (bwrapPath.includes('\0') || (bwrapPath.includes('/') && !isAbsolute(bwrapPath))) {
+    throw new ConfigError('TOOLGATE_BWRAP_PATH must be a command name or an absolute path');
+  }
   return {
     host,
     port: int(env, 'TOOLGATE_PORT', 8765, 0, 65535),
@@ -141,7 +189,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
       allowAny: bool(env, 'TOOLGATE_EGRESS_ALLOW_ANY', false),
       allowedCidrs: list(env, 'TOOLGATE_EGRESS_ALLOWED_CIDRS'),
     },
-    shellTier: oneOf(env, 'TOOLGATE_SHELL_TIER', ['subprocess', 'bwrap', 'container'] as const, 'subprocess'),
+    shellTier: shell.tier,
+    shellTierExplicit: shell.explicit,
+    bwrapPath,
     containerImage: text(env, 'TOOLGATE_CONTAINER_IMAGE') ?? 'docker.io/library/debian:bookworm-slim',
     workspaceRoot: abs(text(env, 'TOOLGATE_WORKSPACE_ROOT') ?? resolve(dataDir, 'workspaces')),
     ...(mcpServersFile ? { mcpServersFile: abs(mcpServersFile) } : {}),

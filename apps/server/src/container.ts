@@ -70,7 +70,7 @@ export function buildContainer(config: ServerConfig, log: Log, resources: Resour
         clock: Clock,
         directory: PrincipalDirectory,
       ) => {
-        const registry = new ToolRegistry(firstPartyTools({ config: cfg, searchProvider, bus, graph, clock, directory }));
+        const registry = new ToolRegistry(firstPartyTools({ config: cfg, searchProvider, bus, graph, clock, directory, shellTier: resources.shellTier }));
         for (const source of resources.mcpSources) registry.addSource(source);
         for (const rejected of registry.rejected()) logger('warn', `tool '${rejected.tool}' of ${rejected.source} rejected: ${rejected.reason}`);
         return registry;

@@ -1,4 +1,4 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   AuditCorruptError,
@@ -29,10 +29,11 @@ import {
   type MessageBus,
   type PrincipalDirectory,
   type SearchProvider,
+  type ExecutorTier,
   type SettingsStore,
   type ToolExecutor,
 } from '@toolgate/contracts';
-import type { ServerConfig } from './config.js';
+import type { ServerConfig, ShellTier } from './config.js';
 import type { Log } from './logger.js';
 import { demoDirectoryData, parsePrincipalsFile } from './principals/principals-file.js';
 import { StaticPrincipalDirectory } from './principals/static-principal-directory.js';
@@ -54,6 +55,8 @@ export interface Resources {
   readonly http: HttpClient;
   readonly searchProvider: SearchProvider;
   readonly executors: readonly ToolExecutor[];
+  /** The tier `bash` and `git` run at, or undefined when they are not offered (the default tier cannot run here). */
+  readonly shellTier: ShellTier | undefined;
   readonly mcpSources: readonly McpToolSource[];
   readonly bus: MessageBus;
   readonly graph: KnowledgeGraph;
@@ -163,17 +166,26 @@ async function readMcpServers(config: ServerConfig): Promise<readonly McpServerC
 async function startMcpSources(
   config: ServerConfig,
   servers: readonly McpServerConfig[],
-  executors: readonly ToolExecutor[],
+  tiers: ProcessTiers,
   log: Log,
   closers: Closers,
 ): Promise<McpToolSource[]> {
   const sources: McpToolSource[] = [];
   for (const server of servers) {
+    const unusable = tiers.unusable.get(server.tier);
+    if (unusable !== undefined) {
+      // Not started rather than run at another tier: a weaker sandbox is never chosen for it.
+      log('error', `MCP server '${server.name}' is not started: its tier '${server.tier}' cannot run here (${unusable}); its tools are not offered`);
+      continue;
+    }
+    const runner = tiers.executors.find((e) => e.tier === server.tier)?.processes;
+    if (!runner) throw new StartupError(`MCP server '${server.name}' wants tier '${server.tier}', which is not available here`);
+    if (server.tier === 'unisolated') {
+      log('warn', `MCP server '${server.name}' runs UNISOLATED (tier 'unisolated'): a host process as the server's user that can read its data dir, principals and keys and signal it`);
+    }
     // Each server gets its own directory; '_' cannot start a tenant name, so none collides.
     const workspaceRoot = join(config.workspaceRoot, '_mcp', server.name);
     await mkdir(workspaceRoot, { recursive: true, mode: 0o700 });
-    const runner = executors.find((e) => e.tier === server.tier)?.processes;
-    if (!runner) throw new StartupError(`MCP server '${server.name}' wants tier '${server.tier}', which is not available here`);
     const source = await McpToolSource.start(server, runner, { workspaceRoot, log: (m) => log('info', `mcp ${server.name}: ${m}`) }).catch(
       (error: unknown) => {
         throw new StartupError((error as Error).message);
@@ -232,30 +244,76 @@ async function openGraph(config: ServerConfig, closers: Closers): Promise<Knowle
   }
 }
 
+/** The executors this server runs, and why a process tier that was asked for cannot run here. */
+interface ProcessTiers {
+  readonly executors: ToolExecutor[];
+  readonly unusable: ReadonlyMap<ExecutorTier, string>;
+}
+
+/** How each process tier is built; only tiers the shell tools or an MCP server ask for are. */
+const PROCESS_TIERS: Readonly<Record<ShellTier, (config: ServerConfig) => ToolExecutor>> = {
+  bwrap: (config) => new BwrapExecutor({ bwrapPath: config.bwrapPath }),
+  container: (config) => new ContainerExecutor({ image: config.containerImage }),
+  unisolated: () => new SubprocessExecutor(),
+};
+
 /**
- * Tier 0 and tier 1 always run; tier 2 (bubblewrap or a container engine) only when the shell
- * tier or an MCP server asks for it. A requested tier that cannot run here stops the server:
- * falling back to a weaker sandbox silently would be worse than not starting.
+ * Tier 0 always runs; a process tier only when the shell tools or an MCP server ask for it, and
+ * only if its `check()` passes. An explicitly chosen shell tier that cannot run stops the server.
+ * The default one (`bwrap`) that cannot run leaves bash and git out, said at start; an MCP
+ * server whose tier cannot run is not started. Nothing ever falls back to a weaker tier.
  */
-async function openExecutors(config: ServerConfig, mcpTiers: readonly string[]): Promise<ToolExecutor[]> {
-  const executors: ToolExecutor[] = [new InProcessExecutor(), new SubprocessExecutor()];
-  if (config.shellTier === 'bwrap' || mcpTiers.includes('bwrap')) executors.push(new BwrapExecutor());
-  if (config.shellTier === 'container') executors.push(new ContainerExecutor({ image: config.containerImage }));
-  for (const executor of executors) {
+async function openExecutors(config: ServerConfig, mcpTiers: readonly ShellTier[], log: Log): Promise<ProcessTiers> {
+  const executors: ToolExecutor[] = [new InProcessExecutor()];
+  const unusable = new Map<ExecutorTier, string>();
+  for (const tier of new Set<ShellTier>([config.shellTier, ...mcpTiers])) {
+    const executor = PROCESS_TIERS[tier](config);
     try {
       await executor.check();
+      executors.push(executor);
     } catch (error) {
-      throw new StartupError(`sandbox tier '${executor.tier}' (TOOLGATE_SHELL_TIER=${config.shellTier}) cannot run here: ${(error as Error).message}`);
+      const reason = (error as Error).message;
+      if (tier === config.shellTier && config.shellTierExplicit) {
+        throw new StartupError(`sandbox tier '${tier}' (TOOLGATE_SHELL_TIER=${config.shellTier}) cannot run here: ${reason}`);
+      }
+      unusable.set(tier, reason);
     }
   }
-  return executors;
+  const shellUnusable = unusable.get(config.shellTier);
+  if (shellUnusable !== undefined) {
+    log(
+      'warn',
+      `bash and git are NOT offered: the default sandbox tier 'bwrap' cannot run here (${shellUnusable}). ` +
+        'To offer them, install bubblewrap and allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces > 0), ' +
+        'or set TOOLGATE_SHELL_TIER=unisolated to run them as host processes that can read and signal whatever the server can',
+    );
+  } else if (config.shellTier === 'unisolated') {
+    log(
+      'warn',
+      "TOOLGATE_SHELL_TIER=unisolated: bash and git run UNISOLATED as host processes with the server's user; they can read its data dir, principals and keys and signal it. Every call still needs an approval",
+    );
+  }
+  return { executors, unusable };
+}
+
+/**
+ * The data dir holds every secret the server keeps (state, audit, keys); nobody but its user
+ * needs to list it, so an existing one that is group- or world-accessible is tightened.
+ */
+async function prepareDataDir(config: ServerConfig, log: Log): Promise<void> {
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const mode = (await stat(config.dataDir)).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    await chmod(config.dataDir, 0o700);
+    log('info', `data dir ${config.dataDir} was mode ${mode.toString(8)}; set to 700`);
+  }
 }
 
 /** Opens every adapter the configuration selects. On any failure, what was opened is closed. */
 export async function openResources(config: ServerConfig, log: Log): Promise<Resources> {
   const closers = new Closers();
   try {
-    await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+    await prepareDataDir(config, log);
     await mkdir(config.workspaceRoot, { recursive: true, mode: 0o700 });
     const { directory, demo } = await loadDirectory(config, log);
 
@@ -268,8 +326,8 @@ export async function openResources(config: ServerConfig, log: Log): Promise<Res
     const http = openHttpClient(config, closers);
     const searchProvider = selectSearchProvider(config.webSearch, log);
     const mcpServers = await readMcpServers(config);
-    const executors = await openExecutors(config, mcpServers.map((m) => m.tier));
-    const mcpSources = await startMcpSources(config, mcpServers, executors, log, closers);
+    const tiers = await openExecutors(config, mcpServers.map((m) => m.tier), log);
+    const mcpSources = await startMcpSources(config, mcpServers, tiers, log, closers);
 
     return {
       directory,
@@ -280,7 +338,8 @@ export async function openResources(config: ServerConfig, log: Log): Promise<Res
       audit,
       http,
       searchProvider,
-      executors,
+      executors: tiers.executors,
+      shellTier: tiers.unusable.has(config.shellTier) ? undefined : config.shellTier,
       mcpSources,
       bus,
       graph,

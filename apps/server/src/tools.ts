@@ -6,7 +6,7 @@ import { createMessagingTools } from '@toolgate/tool-messaging';
 import { createShellTools } from '@toolgate/tool-shell';
 import { createWebSearchTool } from '@toolgate/tool-web-search';
 import { workspaceFileTools } from '@toolgate/tool-workspace-files';
-import type { ServerConfig } from './config.js';
+import type { ServerConfig, ShellTier } from './config.js';
 
 /** What first-party tools need from the composition root. */
 export interface ToolDeps {
@@ -16,6 +16,8 @@ export interface ToolDeps {
   readonly graph: KnowledgeGraph;
   readonly clock: Clock;
   readonly directory: PrincipalDirectory;
+  /** The tier `bash` and `git` run at; undefined leaves them out (their tier cannot run here). */
+  readonly shellTier: ShellTier | undefined;
 }
 
 /**
@@ -28,7 +30,7 @@ export function firstPartyTools(deps: ToolDeps): ToolDefinition[] {
     httpFetchTool,
     createWebSearchTool({ provider: deps.searchProvider, defaultMaxResults: deps.config.webSearch.maxResults }),
     ...workspaceFileTools,
-    ...createShellTools({ tier: deps.config.shellTier }),
+    ...(deps.shellTier === undefined ? [] : createShellTools({ tier: deps.shellTier })),
     ...createMessagingTools({ bus: deps.bus, clock: deps.clock, directory: deps.directory }),
     ...createMemoryTools({ graph: deps.graph, clock: deps.clock }),
   ];

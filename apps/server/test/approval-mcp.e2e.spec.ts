@@ -17,7 +17,7 @@ describe('approvals of an MCP tool, end to end', () => {
     h = await startHarness(
       {},
       {
-        mcpServers: { servers: [{ name: 'files', command: process.execPath, args: [ECHO_SERVER], env: {}, tier: 'subprocess' }] },
+        mcpServers: { servers: [{ name: 'files', command: process.execPath, args: [ECHO_SERVER], env: {}, tier: 'unisolated' }] },
         principals: {
           principals: [
             { id: 'alice', token: ALICE, tenant: 'acme', roles: ['worker'] },

@@ -25,9 +25,12 @@ export interface Permission {
 /** Where a tool comes from. Anything but first-party is unverified and defaults to `high` risk. */
 export type Provenance = 'first-party' | `mcp:${string}`;
 
-/** The sandbox a tool runs in: tier 0 in-process, tier 1 subprocess, tier 2 namespace/container. */
-export type ExecutorTier = 'inprocess' | 'subprocess' | 'bwrap' | 'container';
-export const EXECUTOR_TIERS: readonly ExecutorTier[] = ['inprocess', 'subprocess', 'bwrap', 'container'];
+/**
+ * The sandbox a tool runs in: tier 0 in-process, tier 1 `unisolated` (a host process as the
+ * server's user; the name says it is not a sandbox), tier 2 namespace (`bwrap`) or `container`.
+ */
+export type ExecutorTier = 'inprocess' | 'unisolated' | 'bwrap' | 'container';
+export const EXECUTOR_TIERS: readonly ExecutorTier[] = ['inprocess', 'unisolated', 'bwrap', 'container'];
 
 /** Hosts a call will reach: fixed ones, and/or the host of a URL argument. */
 export interface EgressSpec {

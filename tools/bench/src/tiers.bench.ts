@@ -49,7 +49,7 @@ export async function bench(): Promise<string[]> {
     const workspace = join(root, 'tenant');
     const candidates: Tier[] = [
       { label: 'tier 0 inprocess (no-op handler)', executor: new InProcessExecutor(), handler: noop, samples: [] },
-      { label: 'tier 1 subprocess (`true`)', executor: new SubprocessExecutor(), handler: runTrue, samples: [] },
+      { label: 'tier 1 unisolated (`true`)', executor: new SubprocessExecutor(), handler: runTrue, samples: [] },
       { label: 'tier 2 bwrap (`true`)', executor: new BwrapExecutor(), handler: runTrue, samples: [] },
       {
         label: 'container (`true`)',
@@ -99,10 +99,10 @@ export async function bench(): Promise<string[]> {
       const ratio = tier === base ? 'baseline' : `${fmtRatio(m / baseMean)} tier 0 (mean), ${fmtRatio(p50 / baseP50)} (p50)`;
       lines.push(`tiers: ${tier.label.padEnd(34)} mean ${fmtMs(m)}  p50 ${fmtMs(p50)}  p95 ${fmtMs(percentile(tier.samples, 0.95))}  n=${tier.samples.length}  ${ratio}`);
     }
-    const t1 = tiers.find((t) => t.executor.tier === 'subprocess');
+    const t1 = tiers.find((t) => t.executor.tier === 'unisolated');
     const t2 = tiers.find((t) => t.executor.tier === 'bwrap');
     if (t1 && t2) {
-      lines.push(`tiers: bwrap / subprocess                  ${fmtRatio(mean(t2.samples) / mean(t1.samples))} (mean), ${fmtRatio(percentile(t2.samples, 0.5) / percentile(t1.samples, 0.5))} (p50): the price of the namespace sandbox per process`);
+      lines.push(`tiers: bwrap / unisolated                  ${fmtRatio(mean(t2.samples) / mean(t1.samples))} (mean), ${fmtRatio(percentile(t2.samples, 0.5) / percentile(t1.samples, 0.5))} (p50): the price of the namespace sandbox per process`);
     }
     return lines;
   } finally {

@@ -152,7 +152,7 @@ export class BwrapRunner implements ProcessRunner {
       const version = await superviseProcess({ ...host, command: this.bwrapPath, args: ['--version'] }, limits, this.supervision).catch((error: unknown) => {
         if (error instanceof ToolError && error.reason === 'COMMAND_NOT_FOUND') {
           throw new Error(
-            `bubblewrap is not installed: '${this.bwrapPath}' is not on PATH (install the bubblewrap package or choose another TOOLGATE_SHELL_TIER)`,
+            `bubblewrap is not installed: '${this.bwrapPath}' ${isAbsolute(this.bwrapPath) ? 'does not exist' : 'is not on PATH'} (install the bubblewrap package, or set TOOLGATE_BWRAP_PATH to where it is)`,
           );
         }
         throw error;

@@ -5,8 +5,8 @@ import { livingGroupMembers, sleepMarker, testExecutor, untilEmpty } from '@tool
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SubprocessExecutor, SubprocessRunner } from './index.js';
 
-describe('SubprocessExecutor (tier 1)', () => {
-  testExecutor({ tier: 'subprocess', create: () => new SubprocessExecutor() });
+describe('SubprocessExecutor (tier 1, unisolated)', () => {
+  testExecutor({ tier: 'unisolated', create: () => new SubprocessExecutor() });
 });
 
 describe('SubprocessRunner specifics', () => {

@@ -6,13 +6,15 @@ import { executeWithProcesses } from '@toolgate/adapter-kit-process';
 import { SubprocessRunner, type SubprocessRunnerOptions } from './subprocess-runner.js';
 
 /**
- * Tier 1. The handler runs in the gateway's process (like tier 0); every process it starts goes
+ * Tier 1, named `unisolated` because it is not a sandbox. The handler runs in the gateway's process (like tier 0); every process it starts goes
  * through a {@link SubprocessRunner}: own process group, scrubbed environment, workspace as the
  * working directory, capped output, the whole group killed at the deadline. No file-system or
- * network confinement: choose the bwrap or container tier for untrusted commands.
+ * network confinement: a process can read and write whatever the server's user can (its data dir,
+ * principals and keys included) and signal the server. Choose the bwrap or container tier for
+ * untrusted commands.
  */
 export class SubprocessExecutor implements ToolExecutor {
-  readonly tier = 'subprocess' as const;
+  readonly tier = 'unisolated' as const;
   readonly processes: ProcessRunner;
 
   constructor(options: SubprocessRunnerOptions = {}) {
@@ -26,10 +28,10 @@ export class SubprocessExecutor implements ToolExecutor {
       const result = await this.processes
         .run({ command: 'sh', args: ['-c', 'exit 0'] }, { workspaceRoot: scratch, timeoutMs: 5000, maxOutputBytes: 4096 })
         .catch((error: unknown) => {
-          throw new Error(`the subprocess tier cannot start 'sh': ${(error as Error).message}`);
+          throw new Error(`the unisolated tier cannot start 'sh': ${(error as Error).message}`);
         });
       if (result.exitCode !== 0) {
-        throw new Error(`the subprocess tier cannot run 'sh' (${result.exitCode ?? result.signal}): ${result.stderr.trim()}`);
+        throw new Error(`the unisolated tier cannot run 'sh' (${result.exitCode ?? result.signal}): ${result.stderr.trim()}`);
       }
     } finally {
       await rm(scratch, { recursive: true, force: true });

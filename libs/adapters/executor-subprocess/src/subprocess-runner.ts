@@ -21,7 +21,7 @@ export class SubprocessRunner implements ProcessRunner {
   private readonly supervision: Supervision;
 
   constructor(options: SubprocessRunnerOptions = {}) {
-    if (process.platform === 'win32') throw new Error('the subprocess tier needs POSIX process groups');
+    if (process.platform === 'win32') throw new Error('the unisolated tier needs POSIX process groups');
     this.path = options.path ?? '/usr/local/bin:/usr/bin:/bin';
     this.lang = options.lang ?? 'C.UTF-8';
     this.supervision = supervisionFrom(options);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MCP_CONFIG_LIMITS, McpConfigError, parseMcpServersFile } from './mcp-servers-config.js';
 
 const SECRET = 'sk-live-do-not-print-9f8e7d';
-const server = (over: Record<string, unknown> = {}) => ({ name: 'files', command: 'node', args: ['server.js'], tier: 'subprocess', ...over });
+const server = (over: Record<string, unknown> = {}) => ({ name: 'files', command: 'node', args: ['server.js'], tier: 'unisolated', ...over });
 const file = (...servers: unknown[]) => JSON.stringify({ servers });
 
 function fault(text: string): string {
@@ -27,7 +27,7 @@ describe('parseMcpServersFile', () => {
     );
     expect(config).toEqual({
       servers: [
-        { name: 'files', command: 'node', args: ['server.js'], env: { API_KEY: SECRET }, tier: 'subprocess' },
+        { name: 'files', command: 'node', args: ['server.js'], env: { API_KEY: SECRET }, tier: 'unisolated' },
         {
           name: 'web-2',
           command: 'node',
@@ -76,7 +76,7 @@ describe('parseMcpServersFile', () => {
     expect(fault(file(server({ cmd: 'node' })))).toBe(
       'MCP servers file: servers[0] ("files"): unknown key "cmd"; allowed keys are "name", "command", "args", "env", "tier", "risk", "timeoutMs", "permissions"',
     );
-    expect(fault('{"servers":[{"name":"files","command":"node","tier":"subprocess","__proto__":{"polluted":true}}]}')).toContain(
+    expect(fault('{"servers":[{"name":"files","command":"node","tier":"unisolated","__proto__":{"polluted":true}}]}')).toContain(
       'unknown key "__proto__"',
     );
   });
@@ -119,12 +119,23 @@ describe('parseMcpServersFile', () => {
 
   it('refuses a missing or unknown tier', () => {
     expect(fault(file(server({ tier: undefined })))).toBe(
-      'MCP servers file: servers[0] ("files"): "tier" is required: one of "subprocess", "bwrap"',
+      'MCP servers file: servers[0] ("files"): "tier" is required: one of "bwrap", "unisolated"',
     );
     expect(fault(file(server({ tier: 'inprocess' })))).toBe(
-      'MCP servers file: servers[0] ("files"): tier "inprocess" is not one of "subprocess", "bwrap"',
+      'MCP servers file: servers[0] ("files"): tier "inprocess" is not one of "bwrap", "unisolated"',
     );
     expect(fault(file(server({ tier: 2 })))).toContain('tier a number is not one of');
+  });
+
+  // The unisolated tier used to be called "subprocess"; an old file must not keep it silently.
+  it('refuses the old tier name "subprocess", saying it is unisolated and what it is called now', () => {
+    const message = fault(file(server({ tier: 'subprocess', env: { TOKEN: SECRET } })));
+    expect(message).toBe(
+      'MCP servers file: servers[0] ("files"): tier "subprocess" was renamed "unisolated": it runs the server as a host process that can read and signal whatever Toolgate\'s user can; use "bwrap" to sandbox it, or write "unisolated" to accept that',
+    );
+    for (const spelling of ['Subprocess', 'SUBPROCESS', ' subprocess', 'subprocess ', 'sub-process']) {
+      expect(fault(file(server({ tier: spelling })))).toContain('is not one of "bwrap", "unisolated"');
+    }
   });
 
   it('refuses an unknown risk, a bad timeout and malformed permissions', () => {

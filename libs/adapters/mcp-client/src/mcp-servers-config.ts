@@ -1,8 +1,16 @@
 import { PERMISSION_TYPES, RISK_LEVELS, type Permission, type PermissionType, type RiskLevel } from '@toolgate/contracts';
 
-/** The sandbox tiers an MCP server may run at: tier 1 (subprocess) or tier 2 (bubblewrap). */
-export type McpServerTier = 'subprocess' | 'bwrap';
-export const MCP_SERVER_TIERS: readonly McpServerTier[] = ['subprocess', 'bwrap'];
+/**
+ * The sandbox tiers an MCP server may run at: tier 2 (`bwrap`, bubblewrap) or tier 1
+ * (`unisolated`: a host process as the server's user, named so nobody picks it by accident).
+ */
+export type McpServerTier = 'bwrap' | 'unisolated';
+export const MCP_SERVER_TIERS: readonly McpServerTier[] = ['bwrap', 'unisolated'];
+
+/** Tier names that were renamed; the old spelling is refused with what it is now called and why. */
+const RENAMED_TIERS: Readonly<Record<string, string>> = {
+  subprocess: 'tier "subprocess" was renamed "unisolated": it runs the server as a host process that can read and signal whatever Toolgate\'s user can; use "bwrap" to sandbox it, or write "unisolated" to accept that',
+};
 
 /** One MCP server of `TOOLGATE_MCP_SERVERS_FILE`, validated. */
 export interface McpServerConfig {
@@ -53,7 +61,7 @@ const SERVER_KEYS = ['name', 'command', 'args', 'env', 'tier', 'risk', 'timeoutM
 
 /**
  * Parses and strictly validates the text of `TOOLGATE_MCP_SERVERS_FILE`:
- * `{"servers":[{"name":"files","command":"node","args":["server.js"],"env":{…},"tier":"subprocess"}]}`.
+ * `{"servers":[{"name":"files","command":"node","args":["server.js"],"env":{…},"tier":"bwrap"}]}`.
  * Throws `McpConfigError` naming the first fault and the server (index and name). Values that may
  * be secret (env values, args, the command) are never repeated in a message.
  */
@@ -130,6 +138,7 @@ function parseServer(raw: unknown, index: number): McpServerConfig {
   if (tier === undefined) {
     throw new McpConfigError(`${where}: "tier" is required: one of ${MCP_SERVER_TIERS.map((t) => `"${t}"`).join(', ')}`);
   }
+  if (typeof tier === 'string' && Object.hasOwn(RENAMED_TIERS, tier)) throw new McpConfigError(`${where}: ${RENAMED_TIERS[tier]}`);
   if (typeof tier !== 'string' || !(MCP_SERVER_TIERS as readonly string[]).includes(tier)) {
     throw new McpConfigError(
       `${where}: tier ${quoteShort(tier)} is not one of ${MCP_SERVER_TIERS.map((t) => `"${t}"`).join(', ')}`,

@@ -91,7 +91,7 @@ const echoServer = (overrides: Partial<McpServerConfig> = {}): McpServerConfig =
   command: process.execPath,
   args: [fixture('echo-server.mjs')],
   env: { FIXTURE_GREETING: 'hello from config' },
-  tier: 'subprocess',
+  tier: 'unisolated',
   ...overrides,
 });
 
@@ -138,7 +138,7 @@ describe('McpToolSource with a well-behaved server', () => {
       provenance: 'mcp:files',
       risk: 'high',
       permissions: [{ type: 'exec', scope: 'mcp:files' }],
-      tier: 'subprocess',
+      tier: 'unisolated',
       timeoutMs: 30_000,
     });
     expect(source.status()).toEqual({ state: 'up', attempt: 0, tools: 7 });
@@ -268,7 +268,7 @@ describe('McpToolSource with a server whose names and schemas it did not choose'
   let source: McpToolSource;
   beforeAll(async () => {
     source = await McpToolSource.start(
-      { name: 'raw-tools', command: process.execPath, args: [fixture('raw-server.mjs')], env: {}, tier: 'subprocess' },
+      { name: 'raw-tools', command: process.execPath, args: [fixture('raw-server.mjs')], env: {}, tier: 'unisolated' },
       new PassThroughRunner(),
       { workspaceRoot: root, stopGraceMs, log: (m) => logs.push(m) },
     );

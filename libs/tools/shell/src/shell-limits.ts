@@ -30,7 +30,7 @@ export interface ShellToolLimits {
 export const DEADLINE_RESERVE_MS = 5000;
 
 const TIER_NOTES: Readonly<Record<string, string>> = {
-  subprocess: 'It runs as a host process with a scrubbed environment; it is NOT confined to the workspace (tier 1).',
+  unisolated: "It runs UNISOLATED as a host process with the server's user: it can read, write and signal whatever the server can, far beyond the workspace (tier 1).",
   bwrap: 'It runs in a sandbox that sees only the workspace (at /workspace), a read-only /usr and no network (tier 2).',
   container: 'It runs in a container that sees only the workspace (at /workspace), with no network (container tier).',
 };
@@ -38,7 +38,7 @@ const TIER_NOTES: Readonly<Record<string, string>> = {
 export function shellLimits(options: ShellToolsOptions): ShellToolLimits {
   const note = TIER_NOTES[options.tier];
   if (note === undefined) {
-    throw new ToolError(`shell tools need a process tier (subprocess, bwrap or container), not '${options.tier}'`, 'INVALID_TIER');
+    throw new ToolError(`shell tools need a process tier (bwrap, container or unisolated), not '${options.tier}'`, 'INVALID_TIER');
   }
   const timeoutMs = options.timeoutMs ?? 120_000;
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 10_000) throw new RangeError(`shell tool timeoutMs must be an integer ≥ 10000, got ${timeoutMs}`);

@@ -78,7 +78,7 @@ const [bash, git] = createShellTools({ tier: 'bwrap', timeoutMs: 60_000, maxOutp
 
 describe('createShellTools', () => {
   it('builds bash and git as high-risk exec tools at the chosen tier', () => {
-    for (const tier of ['subprocess', 'bwrap', 'container'] as const) {
+    for (const tier of ['unisolated', 'bwrap', 'container'] as const) {
       const tools = createShellTools({ tier });
       expect(tools.map((t) => t.manifest.name)).toEqual(['bash', 'git']);
       for (const { manifest } of tools) {
