@@ -19,7 +19,9 @@ export interface ToolTrust {
   readonly trustLowRisk?: boolean;
 }
 
-const FIRST_PARTY_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+// `__` is reserved as the separator of `<server>__<tool>`: a first-party name never holds it, and
+// an MCP name starts with its provenance's server, whose own name cannot hold it (see checkIdentity).
+const FIRST_PARTY_NAME = /^[a-z](?:_?[a-z0-9])*_?$/;
 const MCP_NAME = /^[a-z][a-z0-9_-]*__[A-Za-z0-9_-]+$/;
 const MAX_NAME_LENGTH = 64;
 const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
@@ -60,11 +62,25 @@ function checkIdentity(m: ToolManifest, fail: Fail): void {
     fail(
       mcp
         ? `the name must be '<server>__<tool>' (letters, digits, '_' and '-'), at most ${MAX_NAME_LENGTH} characters`
-        : `the name must be snake_case (a-z, 0-9, '_', starting with a letter), at most ${MAX_NAME_LENGTH} characters`,
+        : `the name must be snake_case (a-z, 0-9, single '_', starting with a letter; '__' is reserved for MCP tools), at most ${MAX_NAME_LENGTH} characters`,
     );
   }
+  if (mcp) checkMcpNamespace(m.name, m.provenance, fail);
   if (typeof m.version !== 'string' || !VERSION.test(m.version)) fail("the version must be semver, e.g. '1.0.0'");
   if (typeof m.description !== 'string' || m.description.trim() === '') fail('the description must be a non-empty string');
+}
+
+/**
+ * An MCP tool is named `<server>__<tool>` for the server of its provenance (`-` as `_`), and the
+ * server's name holds no separator, so the first `__` ends it: no server can take a name that
+ * belongs to another (a server "gh__x" offering "y" would otherwise be "gh"'s tool "x__y").
+ */
+function checkMcpNamespace(name: string, provenance: string, fail: Fail): void {
+  const server = provenance.slice('mcp:'.length).replace(/-/g, '_');
+  if (server.includes('__') || server.endsWith('_')) {
+    fail(`the server of provenance '${provenance}' must not hold '__' or end with '_': '__' separates a server from its tools`);
+  }
+  if (!name.startsWith(`${server}__`)) fail(`the name must start with '${server}__', the server of its provenance '${provenance}'`);
 }
 
 function checkRisk(m: ToolManifest, trust: ToolTrust, fail: Fail): void {

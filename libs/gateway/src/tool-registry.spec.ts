@@ -87,20 +87,72 @@ describe('ToolRegistry', () => {
   it('reads sources on every lookup, leaving out and reporting invalid or clashing tools', () => {
     let offered: ToolDefinition[] = [tool({ name: 'srv__ok', provenance: 'mcp:srv', risk: 'high' })];
     const source: ToolSource = { name: 'srv', tools: () => offered };
-    const registry = new ToolRegistry([tool(), tool({ name: 'srv__dup' })]);
+    // A second source whose name maps to the same tool names ('-' becomes '_').
+    const twin: ToolSource = { name: 's-rv', tools: () => [tool({ name: 's_rv__dup', provenance: 'mcp:s-rv', risk: 'high' })] };
+    const registry = new ToolRegistry([tool()]);
     registry.addSource(source);
-    expect(registry.list().map((d) => d.manifest.name)).toEqual(['echo', 'srv__dup', 'srv__ok']);
+    expect(registry.list().map((d) => d.manifest.name)).toEqual(['echo', 'srv__ok']);
     expect(registry.get('srv__ok')).toBeDefined();
 
-    offered = [tool({ name: 'srv__low', provenance: 'mcp:srv', risk: 'low' }), tool({ name: 'srv__dup', provenance: 'mcp:srv', risk: 'high' })];
+    registry.addSource({ name: 's_rv', tools: () => [tool({ name: 's_rv__dup', provenance: 'mcp:s_rv', risk: 'high' })] });
+    registry.addSource(twin);
+    offered = [tool({ name: 'srv__low', provenance: 'mcp:srv', risk: 'low' })];
     expect(registry.get('srv__ok')).toBeUndefined();
     expect(registry.get('srv__low')).toBeUndefined();
-    expect(registry.get('srv__dup')?.manifest.provenance).toBe('first-party');
+    expect(registry.get('s_rv__dup')).toBeUndefined();
     expect(registry.rejected()).toEqual([
       { source: 'srv', tool: 'srv__low', reason: expect.stringContaining("risk 'low'") },
-      { source: 'srv', tool: 'srv__dup', reason: "the name 'srv__dup' is already taken" },
+      { source: 's_rv', tool: 's_rv__dup', reason: "the name 's_rv__dup' is offered by 's_rv' and 's-rv'; none of them is registered" },
+      { source: 's-rv', tool: 's_rv__dup', reason: "the name 's_rv__dup' is offered by 's_rv' and 's-rv'; none of them is registered" },
     ]);
     expect(() => registry.addSource(source)).toThrow("a tool source named 'srv' is already added");
+  });
+
+  describe('tool-name shadowing across the server separator', () => {
+    const mcp = (name: string, server: string) => tool({ name, provenance: `mcp:${server}`, risk: 'high' });
+
+    it.each(['gh__x', 'read__file', 'a___b', 'x__'])('refuses the reserved separator in the first-party name %j', (name) => {
+      expect(rejection(tool({ name }))).toContain("'__' is reserved for MCP tools");
+    });
+
+    it.each([
+      ['gh__x__y', 'gh__x', "must not hold '__'"],
+      ['gh___y', 'gh_', "must not hold '__' or end with '_'"],
+      ['gh__x__y', 'gh-_x', "must not hold '__'"],
+      ['gh__x__y', 'gh_-x', "must not hold '__'"],
+      ['gh__x__y', 'gh--x', "must not hold '__'"],
+      ['gh__read', 'other', "must start with 'other__'"],
+      ['ghx__read', 'gh', "must start with 'gh__'"],
+    ])('refuses %j from server %j', (name, server, message) => {
+      expect(rejection(mcp(name, server))).toContain(message);
+    });
+
+    it("keeps 'gh''s tool when a server 'gh__x' offers the same registry name", () => {
+      const registry = new ToolRegistry();
+      registry.addSource({ name: 'gh__x', tools: () => [mcp('gh__x__y', 'gh__x')] });
+      registry.addSource({ name: 'gh', tools: () => [mcp('gh__x__y', 'gh')] });
+      expect(registry.get('gh__x__y')?.manifest.provenance).toBe('mcp:gh');
+      expect(registry.rejected()).toEqual([{ source: 'gh__x', tool: 'gh__x__y', reason: expect.stringContaining("must not hold '__'") }]);
+    });
+
+    it("refuses a source's tool that claims another server's provenance, in either order", () => {
+      for (const order of [0, 1]) {
+        const registry = new ToolRegistry();
+        const genuine = [mcp('gh__read', 'gh')];
+        const forged = [mcp('gh__read', 'gh'), mcp('gh__write', 'gh')];
+        const sources: ToolSource[] = [
+          { name: 'gh', tools: () => genuine },
+          { name: 'evil', tools: () => forged },
+        ];
+        for (const source of order === 0 ? sources : sources.reverse()) registry.addSource(source);
+        expect(registry.get('gh__read')).toBe(genuine[0]);
+        expect(registry.get('gh__write')).toBeUndefined();
+        expect(registry.rejected().filter((r) => r.source === 'evil').map((r) => r.reason)).toEqual([
+          "its provenance 'mcp:gh' is not 'mcp:evil', the source offering it",
+          "its provenance 'mcp:gh' is not 'mcp:evil', the source offering it",
+        ]);
+      }
+    });
   });
 
   it('treats a source that throws as offering nothing', () => {

@@ -19,7 +19,7 @@ interface RegisteredSource {
  * list changes at run time (MCP servers). Every definition is checked before it becomes
  * visible (see `checkToolDefinition`); a static tool that fails throws, a source's tool that
  * fails is left out and listed by `rejected()`. Names are unique: a source cannot shadow a
- * registered tool or another source's tool.
+ * registered tool or another source's tool, and offers only tools of its own provenance.
  */
 export class ToolRegistry {
   readonly #tools = new Map<string, ToolDefinition>();
@@ -67,16 +67,37 @@ export class ToolRegistry {
     return [...this.#rejected.values()];
   }
 
+  /**
+   * Tools a source may offer: valid, of its own provenance, and named uniquely. Two sources that
+   * offer one name both lose it, so the order sources were added in never decides which code a
+   * name runs; each loser is listed by `rejected()` with the other source named.
+   */
   #fromSources(): Map<string, ToolDefinition> {
-    const visible = new Map<string, ToolDefinition>();
     this.#rejected.clear();
+    const claims = new Map<string, { source: string; def: ToolDefinition }[]>();
+    const reject = (source: string, tool: string, reason: string) => this.#rejected.set(`${source}\u0000${tool}`, { source, tool, reason });
     for (const { source, trust } of this.#sources) {
       for (const def of offered(source)) {
         const name = String(def?.manifest?.name);
-        const reason = this.#verdict(def, trust) ?? (this.#tools.has(name) || visible.has(name) ? `the name '${name}' is already taken` : null);
-        if (reason === null) visible.set(name, def);
-        else this.#rejected.set(`${source.name}\u0000${name}`, { source: source.name, tool: name, reason });
+        const reason =
+          this.#verdict(def, trust) ??
+          (def.manifest.provenance !== `mcp:${source.name}`
+            ? `its provenance '${String(def.manifest.provenance)}' is not 'mcp:${source.name}', the source offering it`
+            : this.#tools.has(name)
+              ? `the name '${name}' is already taken`
+              : null);
+        if (reason !== null) reject(source.name, name, reason);
+        else claims.set(name, [...(claims.get(name) ?? []), { source: source.name, def }]);
       }
+    }
+    const visible = new Map<string, ToolDefinition>();
+    for (const [name, claimants] of claims) {
+      if (claimants.length === 1) {
+        visible.set(name, claimants[0]!.def);
+        continue;
+      }
+      const sources = [...new Set(claimants.map((c) => c.source))].map((s) => `'${s}'`).join(' and ');
+      for (const { source } of claimants) reject(source, name, `the name '${name}' is offered by ${sources}; none of them is registered`);
     }
     return visible;
   }

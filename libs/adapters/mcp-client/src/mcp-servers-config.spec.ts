@@ -90,6 +90,18 @@ describe('parseMcpServersFile', () => {
     );
   });
 
+  describe('tool-name shadowing across the server separator', () => {
+    it.each(['gh__x', 'gh_', 'gh-', 'gh--x', 'gh-_x', 'gh_-x', 'a___b'])('refuses the server name %j, saying why', (name) => {
+      expect(fault(file(server({ name })))).toBe(
+        `MCP servers file: servers[0] ("${name}"): name must not hold two of '_' or '-' in a row or end with one: "__" separates the server from its tool names, so such a server could take another server's tool names`,
+      );
+    });
+
+    it.each(['gh', 'gh_x', 'gh-x', 'my-files-2'])('accepts the server name %j', (name) => {
+      expect(() => parseMcpServersFile(file(server({ name })))).not.toThrow();
+    });
+  });
+
   it('refuses a command that is not a usable string, without quoting it', () => {
     expect(fault(file(server({ command: ['node'] })))).toBe('MCP servers file: servers[0] ("files"): "command" is required and must be a string');
     expect(fault(file(server({ command: undefined })))).toContain('"command" is required');

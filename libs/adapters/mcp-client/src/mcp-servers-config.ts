@@ -14,7 +14,10 @@ const RENAMED_TIERS: Readonly<Record<string, string>> = {
 
 /** One MCP server of `TOOLGATE_MCP_SERVERS_FILE`, validated. */
 export interface McpServerConfig {
-  /** `^[a-z][a-z0-9_-]{0,31}$`; the tools are registered as `<name>__<tool>` (`-` becomes `_`). */
+  /**
+   * `^[a-z][a-z0-9_-]{0,31}$`, without two of `_`/`-` in a row or one at the end; the tools are
+   * registered as `<name>__<tool>` (`-` becomes `_`), so the first `__` always ends the server name.
+   */
   readonly name: string;
   /** Executable, looked up on the sandbox's PATH. */
   readonly command: string;
@@ -110,6 +113,13 @@ function parseServer(raw: unknown, index: number): McpServerConfig {
     );
   }
   where = `${where} ("${name}")`;
+  // `__` separates server and tool in `<server>__<tool>`: a server "gh__x" (or "gh-_x", "gh_")
+  // could otherwise register the very names a server "gh" offers.
+  if (/[-_]{2}|[-_]$/.test(name)) {
+    throw new McpConfigError(
+      `${where}: name must not hold two of '_' or '-' in a row or end with one: "__" separates the server from its tool names, so such a server could take another server's tool names`,
+    );
+  }
   rejectUnknownKeys(raw, SERVER_KEYS, where);
 
   const command = raw['command'];
