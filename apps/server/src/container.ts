@@ -71,7 +71,8 @@ export function buildContainer(config: ServerConfig, log: Log, resources: Resour
         directory: PrincipalDirectory,
       ) => {
         const registry = new ToolRegistry(firstPartyTools({ config: cfg, searchProvider, bus, graph, clock, directory, shellTier: resources.shellTier }));
-        for (const source of resources.mcpSources) registry.addSource(source);
+        // The servers file is the operator's: a `risk: "low"` there is the explicit trust the registry asks for.
+        for (const source of resources.mcpSources) registry.addSource(source, { trustLowRisk: source.config.risk === 'low' });
         for (const rejected of registry.rejected()) logger('warn', `tool '${rejected.tool}' of ${rejected.source} rejected: ${rejected.reason}`);
         return registry;
       },

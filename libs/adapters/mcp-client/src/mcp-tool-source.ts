@@ -99,7 +99,8 @@ export class McpToolSource implements ToolSource {
   private restarting: Promise<void> | undefined;
 
   private constructor(
-    private readonly config: McpServerConfig,
+    /** The operator's configuration of this server (trusted: it says, e.g., whether `risk: "low"` was chosen). */
+    readonly config: McpServerConfig,
     private readonly runner: ProcessRunner,
     private readonly opts: McpToolSourceOptions,
   ) {
