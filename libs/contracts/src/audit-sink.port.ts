@@ -51,6 +51,11 @@ export interface AuditEvent {
   readonly detail?: string;
   /** The approval an `approval_requested` or `approval_decided` record is about. */
   readonly approvalId?: string;
+  /**
+   * On `authorized`, `succeeded` and `failed`: the standing grants (a role's or the tenant's) that
+   * covered the tool's permissions, as `type:scope`, e.g. `["exec:*"]` (ADR 0022).
+   */
+  readonly grants?: readonly string[];
 }
 
 /** An event as stored: chained to the one before it. */

@@ -64,6 +64,29 @@ describe('frame codec', () => {
     expect(() => encodeFrame(1, GENESIS_DIGEST, { ...event, event: 'approval_revoked' as never }, createFrameDigester())).toThrow(/approval_requested, approval_decided/);
   });
 
+  it('frames the standing grants a call used as member 19, after approvalId (ADR 0022)', () => {
+    const authorized: AuditEvent = { ...event, event: 'authorized', gate: 'audit', grants: ['exec:*', 'network:api.example.com'] };
+    const frame = encodeFrame(3, 'd'.repeat(64), authorized, createFrameDigester());
+    expect(frame.json.endsWith(',"callId":"c-1","grants":["exec:*","network:api.example.com"]}')).toBe(true);
+    const record = decodeFrameJson(frame.json, frame.digest);
+    expect(record.grants).toEqual(['exec:*', 'network:api.example.com']);
+    expect(frame.digest).toBe(specFrameDigest(record));
+    // A grants member anywhere but last is not what a writer wrote.
+    const moved = frame.json.replace(',"grants":["exec:*","network:api.example.com"]', '').replace('"ts":', '"grants":["exec:*"],"ts":');
+    expect(() => decodeFrameJson(moved, frame.digest)).toThrow(/canonical v1 form/);
+    expect(() => encodeFrame(1, GENESIS_DIGEST, { ...event, grants: 'exec:*' as never }, createFrameDigester())).toThrow(/grants must be an array of strings/);
+    expect(() => encodeFrame(1, GENESIS_DIGEST, { ...event, grants: [{ type: 'exec', scope: '*' }] as never }, createFrameDigester())).toThrow(/grants must be an array of strings/);
+  });
+
+  it('redacts and caps grants like every other string member', () => {
+    const many = Array.from({ length: 40 }, (_, i) => `network:host-${i}.example`);
+    const frame = encodeFrame(1, GENESIS_DIGEST, { ...event, grants: ['env:token=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB', ...many] }, createFrameDigester());
+    const record = decodeFrameJson(frame.json, frame.digest);
+    expect(frame.json).not.toContain('ghp_0123456789');
+    expect(record.grants).toHaveLength(33);
+    expect(record.grants?.[32]).toBe('9 more grants…[truncated]');
+  });
+
   it('frames an event without the later members byte for byte as before (docs/audit-format.md §12)', () => {
     const first: AuditEvent = {
       ts: '2025-03-01T12:00:00.000Z',

@@ -44,6 +44,7 @@ export const FRAME_FIELDS = [
   'callId',
   'detail',
   'approvalId',
+  'grants',
 ] as const;
 
 /** Optional string members of an event (all redacted and length-capped). */
@@ -117,6 +118,7 @@ export function createFrameDigester(hmacKey?: string | Uint8Array): FrameDigeste
 
 interface Caps {
   readonly chars: number;
+  /** Most entries kept of each string list (`repaired`, `grants`). */
   readonly repairs: number;
   readonly redact: boolean;
 }
@@ -125,6 +127,12 @@ const NORMAL_CAPS: Caps = { chars: 2048, repairs: 32, redact: true };
 const TIGHT_CAPS: Caps = { chars: 200, repairs: 8, redact: true };
 // Reading back: check the shape only; what was written is returned as it is.
 const AS_WRITTEN: Caps = { chars: Number.MAX_SAFE_INTEGER, repairs: Number.MAX_SAFE_INTEGER, redact: false };
+
+/** The string-list members, with the word their overflow note uses. */
+const STRING_LISTS = [
+  ['repaired', 'repairs'],
+  ['grants', 'grants'],
+] as const;
 
 function cap(text: string, caps: Caps): string {
   return text.length <= caps.chars ? text : text.slice(0, caps.chars) + TRUNCATED;
@@ -164,14 +172,15 @@ export function normalizeEvent(event: AuditEvent, caps: Caps = NORMAL_CAPS): Aud
     }
     out['durationMs'] = durationMs;
   }
-  const repaired = source['repaired'];
-  if (repaired !== undefined) {
-    if (!Array.isArray(repaired) || repaired.some((r) => typeof r !== 'string')) {
-      throw new InvalidAuditEventError('audit event repaired must be an array of strings');
+  for (const [field, noun] of STRING_LISTS) {
+    const list = source[field];
+    if (list === undefined) continue;
+    if (!Array.isArray(list) || list.some((r) => typeof r !== 'string')) {
+      throw new InvalidAuditEventError(`audit event ${field} must be an array of strings`);
     }
-    const kept = (repaired as string[]).slice(0, caps.repairs).map((r) => clean(r, caps));
-    if (repaired.length > caps.repairs) kept.push(`${repaired.length - caps.repairs} more repairs${TRUNCATED}`);
-    out['repaired'] = kept;
+    const kept = (list as string[]).slice(0, caps.repairs).map((r) => clean(r, caps));
+    if (list.length > caps.repairs) kept.push(`${list.length - caps.repairs} more ${noun}${TRUNCATED}`);
+    out[field] = kept;
   }
   return out as unknown as AuditEvent;
 }
@@ -202,6 +211,7 @@ export function encodeFrameJson(seq: number, prev: string, event: AuditEvent): s
     callId: event.callId,
     detail: event.detail,
     approvalId: event.approvalId,
+    grants: event.grants,
   });
 }
 

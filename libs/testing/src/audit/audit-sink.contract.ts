@@ -115,6 +115,22 @@ export function testAuditSink(fixture: AuditSinkFixture): void {
         expect(await sink.verify()).toMatchObject({ ok: true, records: 2 });
       }));
 
+    it('stores the standing grants a call used, and still chains frames without them (ADR 0022)', () =>
+      withSink(async (sink) => {
+        const before = event();
+        const authorized = event({ callId: 'call-2', grants: ['exec:*', 'network:api.example.com'] });
+        const succeeded = event({ event: 'succeeded', gate: undefined, callId: 'call-2', durationMs: 4, grants: ['exec:*', 'network:api.example.com'] });
+        const a = await sink.append(before);
+        await sink.append(authorized);
+        await sink.append(succeeded);
+        const records = await sink.tail({ limit: 10 });
+        expect(records.map((r) => r.grants)).toEqual([undefined, ['exec:*', 'network:api.example.com'], ['exec:*', 'network:api.example.com']]);
+        // A frame without the member is what it was before the member existed.
+        expect(records[0]).toEqual({ ...before, seq: 1, prev: SPEC_GENESIS, digest: a.digest });
+        expectChained(records, fixture.hmacKey);
+        expect(await sink.verify()).toMatchObject({ ok: true, records: 3 });
+      }));
+
     it('gives 200 concurrent appends gap-free, monotonic seqs whose receipts match the trail', () =>
       withSink(async (sink) => {
         const receipts = await Promise.all(

@@ -26,6 +26,7 @@ export const SPEC_FIELD_ORDER = [
   'callId',
   'detail',
   'approvalId',
+  'grants',
 ] as const;
 
 /** `prev` of seq 1. */
