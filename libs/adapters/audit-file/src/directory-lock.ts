@@ -31,6 +31,8 @@ export async function acquireDirectoryLock(dir: string, dirLabel: string): Promi
   }
   let db: Database.Database | undefined;
   try {
+    // Created 0600 like every file of the audit directory (SQLite would make it 0644).
+    await (await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600)).close();
     // timeout 0: a held lock is refused at once instead of waited for.
     db = new Database(path, { timeout: 0 });
     db.pragma('locking_mode = EXCLUSIVE');

@@ -68,6 +68,20 @@ async function jsonOffset(name: string, index: number): Promise<number> {
   return at + 74;
 }
 
+describe('audit files readable by other local users', () => {
+  it('keeps the directory 0700 and every segment, rotated ones included, and the lock 0600 while writing', async () => {
+    const trail = join(dir, 'trail');
+    // The smallest segment bound (4 KiB), so forty records rotate.
+    const sink = await FileAuditSink.open(trail, { segmentBytes: 4096 });
+    for (let i = 1; i <= 40; i++) await sink.append(sampleEvent(i));
+    const names = await readdir(trail);
+    expect(names.filter((n) => n.endsWith('.log')).length).toBeGreaterThan(1);
+    expect((await stat(trail)).mode & 0o777).toBe(0o700);
+    for (const name of names) expect([name, (await stat(join(trail, name))).mode & 0o777]).toEqual([name, 0o600]);
+    await sink.close();
+  });
+});
+
 describe('FileAuditSink against damage and tampering', () => {
   it('refuses to open after a flipped byte, naming the segment and the record', async () => {
     await writeTrail(6);

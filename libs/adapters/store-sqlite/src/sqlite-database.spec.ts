@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -99,5 +100,71 @@ describe('openSqliteDatabase', () => {
     const stores = openSqliteStores(path);
     expect(stores.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'approvals'").get()).toEqual({ n: 1 });
     await stores.close();
+  });
+});
+
+describe('state files readable by other local users', () => {
+  const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+  it('creates the database, its -wal and its -shm 0600 while they are in use', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'state.db');
+    const stores = openSqliteStores(path);
+    stores.db.exec('CREATE TABLE t (x)');
+    stores.db.prepare('INSERT INTO t VALUES (?)').run('secret');
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+      expect(existsSync(file), file).toBe(true);
+      expect(modeOf(file), file).toBe(0o600);
+    }
+    await stores.close();
+    expect(modeOf(path)).toBe(0o600);
+  });
+
+  it('creates the message bus file (bus.db) 0600 too, through the same opener', () => {
+    const path = join(tempDir(), 'bus.db');
+    const db = openSqliteDatabase(path);
+    db.exec('CREATE TABLE m (x)');
+    expect(modeOf(path)).toBe(0o600);
+    expect(modeOf(`${path}-wal`)).toBe(0o600);
+    db.close();
+  });
+
+  it.each([0o644, 0o666, 0o604, 0o640, 0o777])('tightens an existing database of mode %o, and its journals', (mode) => {
+    const path = join(tempDir(), 'state.db');
+    // As an older release left it: the database and a journal SQLite will reuse, both loose.
+    openSqliteDatabase(path).close();
+    chmodSync(path, mode);
+    writeFileSync(`${path}-shm`, '');
+    chmodSync(`${path}-shm`, mode);
+    const db = openSqliteDatabase(path);
+    expect(modeOf(path)).toBe(0o600);
+    expect(modeOf(`${path}-shm`)).toBe(0o600);
+    db.exec('CREATE TABLE t (x)');
+    expect(modeOf(`${path}-wal`)).toBe(0o600);
+    db.close();
+  });
+
+  it('refuses a symbolic link where the database should be, and leaves its target alone', () => {
+    const dir = tempDir();
+    const target = join(dir, 'elsewhere');
+    writeFileSync(target, '');
+    chmodSync(target, 0o644);
+    symlinkSync(target, join(dir, 'state.db'));
+    expect(openError(join(dir, 'state.db')).message).toBe(`cannot open the state database '${join(dir, 'state.db')}': it is a symbolic link; refusing to follow it`);
+    expect(modeOf(target)).toBe(0o644);
+    expect(lstatSync(join(dir, 'state.db')).isSymbolicLink()).toBe(true);
+  });
+
+  it('does not hang on a FIFO planted as a journal', () => {
+    const path = join(tempDir(), 'state.db');
+    execFileSync('mkfifo', [`${path}-shm`]);
+    const started = Date.now();
+    // Whatever SQLite makes of it, the open answers (with an error or a database) at once.
+    try {
+      openSqliteDatabase(path).close();
+    } catch (error) {
+      expect(error).toBeInstanceOf(SqliteOpenError);
+    }
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -34,10 +34,14 @@ export function openSqliteDatabase(path: string): Database.Database {
   const inMemory = path === ':memory:';
   if (!inMemory) {
     try {
-      mkdirSync(dirname(resolve(path)), { recursive: true });
+      mkdirSync(dirname(resolve(path)), { recursive: true, mode: 0o700 });
     } catch (error) {
       throw new SqliteOpenError(path, `its directory cannot be created (${codeOf(error) ?? 'unknown error'})`, { cause: error });
     }
+    // Before SQLite opens it: SQLite creates files 0644 and gives -wal/-shm the database's mode.
+    restrictToOwner(path, true);
+    restrictToOwner(`${path}-wal`, false);
+    restrictToOwner(`${path}-shm`, false);
   }
   let db: Database.Database;
   try {
@@ -64,6 +68,33 @@ export function openSqliteDatabase(path: string): Database.Database {
     throw new SqliteOpenError(path, explain(error), { cause: error });
   }
   return db;
+}
+
+/**
+ * Makes the file readable and writable by its owner only (0600), creating it empty if `create`
+ * (SQLite treats an empty file as a new database). Approvals, budgets, settings and messages are
+ * tenants' data: no other local user may read them. An existing file is tightened too, so a data
+ * dir from an older release stops being world-readable. Never through a symbolic link.
+ */
+function restrictToOwner(path: string, create: boolean): void {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK | (create ? constants.O_CREAT : 0), 0o600);
+  } catch (error) {
+    const code = codeOf(error);
+    // Absent (a journal not written yet) or a directory: SQLite's own open names the latter.
+    // O_NONBLOCK: a FIFO planted under the name cannot hang the start.
+    if (code === 'ENOENT' || code === 'EISDIR') return;
+    if (code === 'ELOOP') throw new SqliteOpenError(path, 'it is a symbolic link; refusing to follow it', { cause: error });
+    throw new SqliteOpenError(path, `it cannot be opened to restrict it to its owner (${code ?? 'unknown error'})`, { cause: error });
+  }
+  try {
+    fchmodSync(fd, 0o600);
+  } catch (error) {
+    throw new SqliteOpenError(path, `its permissions cannot be restricted to its owner (${codeOf(error) ?? 'unknown error'})`, { cause: error });
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function codeOf(error: unknown): string | undefined {
