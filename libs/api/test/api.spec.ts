@@ -40,6 +40,7 @@ function directory(): PrincipalDirectory {
     get: (t, id) => principals.find((p) => p.tenant === t && p.id === id),
     principals: (t) => principals.filter((p) => p.tenant === t),
     roleTools: (role) => (role === 'worker' ? ['*'] : undefined),
+    roleGrants: (role) => (role === 'worker' ? [] : undefined),
     tenant: (t) => (t === 'acme' ? tenant : undefined),
     tenants: () => ['acme'],
   };

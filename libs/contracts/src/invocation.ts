@@ -80,7 +80,10 @@ export interface InvokeRequest {
   /** Pinned version; when absent the registered version is used. */
   readonly version?: string;
   readonly args: JsonObject;
-  /** Permissions the caller grants this call (added to the tenant's standing grants). */
+  /**
+   * Narrows this call to these permissions. Each must be covered by a standing grant of the
+   * principal's roles or tenant; absent means every standing grant applies (ADR 0022).
+   */
   readonly grants?: readonly Grant[];
   /** An approval granted for exactly this payload. */
   readonly approvalId?: string;

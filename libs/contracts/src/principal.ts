@@ -24,11 +24,17 @@ export interface TenantPolicy {
   readonly tools: readonly string[];
   /** Whether an approver may approve its own requests (audited as a self-approval). */
   readonly selfApproval: boolean;
-  /** Permissions granted to every call of this tenant, in addition to the call's own grants. */
+  /**
+   * Standing grants every principal of this tenant holds, beside its roles' grants (ADR 0022).
+   * Operator-configured; a call's own `grants` can only narrow them.
+   */
   readonly grants: readonly Grant[];
 }
 
-/** A permission a caller grants to one call: `type` and an exact `scope` or `*`. */
+/**
+ * A permission: `type` and an exact `scope` or `*`. Standing grants (a role's or a tenant's) are
+ * configured by an operator; a call's `grants` only narrow them, never widen (ADR 0022).
+ */
 export interface Grant {
   readonly type: string;
   readonly scope: string;
@@ -55,6 +61,11 @@ export interface PrincipalDirectory {
   principals(tenant: string): readonly PrincipalRecord[];
   /** Tool names a role grants (`*` = all the tenant allows); undefined for an unknown role. */
   roleTools(role: string): readonly string[] | undefined;
+  /**
+   * The standing grants a role holds (operator-configured; ADR 0022); undefined for an unknown
+   * role. The gateway gives the built-in `approver` and `operator` roles none, whatever this says.
+   */
+  roleGrants(role: string): readonly Grant[] | undefined;
   /** The tenant's policy, or undefined for an unknown tenant (which allows nothing). */
   tenant(tenant: string): TenantPolicy | undefined;
   /** Every configured tenant name. */

@@ -43,6 +43,9 @@ export function callEvent(call: Call, runtime: Runtime, event: AuditEventKind, e
     record.approvalReason = call.approval.reason;
   }
   if (call.repaired.length > 0) record.repaired = call.repaired.map((r) => r.detail);
+  // Which operator-configured grants let the call run (ADR 0022): on the records of a call that ran.
+  const grants = call.standingGrantsUsed;
+  if (grants && grants.length > 0 && (event === 'authorized' || event === 'succeeded' || event === 'failed')) record.grants = grants;
   return extra ? Object.assign(record, extra) : record;
 }
 

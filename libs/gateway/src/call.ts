@@ -49,6 +49,8 @@ export interface Call {
   tenant?: TenantPolicy;
   /** budget: the principal's policy, absent when unlimited. */
   budget?: BudgetPolicy;
+  /** permissions: the standing grants that covered the manifest's permissions, as `type:scope` (for the audit). */
+  standingGrantsUsed?: readonly string[];
   /** The arguments: as sent until the input gate replaces them with the repaired ones. */
   args: JsonObject;
   /** input: whether the arguments were accepted (so they and their digest may be reported). */

@@ -1,7 +1,7 @@
 import { EgressDeniedError, type HttpClient, type HttpRequest, type HttpResponse, type JsonObject, type ToolContext } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../src/index.js';
-import { denialOf, harness, testTool } from './harness.js';
+import { denialOf, harness, ROLES, testTool } from './harness.js';
 
 class RecordingHttp implements HttpClient {
   readonly requests: HttpRequest[] = [];
@@ -36,12 +36,14 @@ function fetchTool(extra: string[] = []) {
 }
 
 const grants = [{ type: 'network', scope: '*' }];
+// The workers hold network:* as a standing role grant (ADR 0022); the calls' grants narrow to exactly that.
+const roles = { ...ROLES, worker: { tools: ['*'], grants } };
 
 function setup(options: { bootEgress?: { enabled: boolean; allowAny: boolean; hosts: string[] }; extra?: string[] } = {}) {
   const http = new RecordingHttp();
   const tool = fetchTool(options.extra);
   const weather = testTool({ name: 'weather', permissions: [{ type: 'network', scope: '*' }], egress: { hosts: ['api.weather.test', 'backup.weather.test'] } });
-  const h = harness({ tools: [tool, weather], ...(options.bootEgress ? { bootEgress: options.bootEgress } : {}), deps: { http } });
+  const h = harness({ tools: [tool, weather], roles, ...(options.bootEgress ? { bootEgress: options.bootEgress } : {}), deps: { http } });
   return { http, tool, weather, h };
 }
 
@@ -123,7 +125,7 @@ describe('gate 8: egress', () => {
   it('gives no HTTP client to a tool without the network permission', async () => {
     const http = new RecordingHttp();
     const tool = testTool({ name: 'offline' }, async (_args, ctx) => ({ hadHttp: ctx.http !== undefined }));
-    const h = harness({ tools: [tool], deps: { http }, bootEgress: { enabled: true, allowAny: true, hosts: [] } });
+    const h = harness({ tools: [tool], roles, deps: { http }, bootEgress: { enabled: true, allowAny: true, hosts: [] } });
     expect(await h.gateway.invoke(h.who('worker-1'), { tool: 'offline', args: {} })).toMatchObject({ ok: true, output: { hadHttp: false } });
   });
 

@@ -10,6 +10,7 @@ import type {
   AuditSink,
   Clock,
   EgressSettings,
+  Grant,
   JsonObject,
   JsonValue,
   PrincipalDirectory,
@@ -83,12 +84,15 @@ export class FakeClock implements Clock {
   }
 }
 
+/** A role as the principals file writes it: a list of tools (no grants), or tools with standing grants. */
+export type RoleConfig = readonly string[] | { readonly tools: readonly string[]; readonly grants: readonly Grant[] };
+
 /** A principal directory from literal configuration. */
 export class FakeDirectory implements PrincipalDirectory {
   constructor(
     readonly config: {
       tenants: Record<string, TenantPolicy>;
-      roles: Record<string, readonly string[]>;
+      roles: Record<string, RoleConfig>;
       principals: PrincipalRecord[];
     },
   ) {}
@@ -102,7 +106,12 @@ export class FakeDirectory implements PrincipalDirectory {
     return this.config.principals.filter((p) => p.tenant === tenant);
   }
   roleTools(role: string) {
-    return Object.hasOwn(this.config.roles, role) ? this.config.roles[role] : undefined;
+    const entry = Object.hasOwn(this.config.roles, role) ? this.config.roles[role] : undefined;
+    return entry === undefined ? undefined : 'tools' in entry ? entry.tools : entry;
+  }
+  roleGrants(role: string) {
+    const entry = Object.hasOwn(this.config.roles, role) ? this.config.roles[role] : undefined;
+    return entry === undefined ? undefined : 'grants' in entry ? entry.grants : [];
   }
   tenant(tenant: string) {
     return Object.hasOwn(this.config.tenants, tenant) ? this.config.tenants[tenant] : undefined;
@@ -166,10 +175,13 @@ export function searchTool(overrides: Partial<ToolManifest> = {}): TestTool {
   });
 }
 
-export const ROLES = {
+export const ROLES: Record<string, RoleConfig> = {
   planner: ['send_message', 'read_messages', 'memory_write', 'memory_query'],
   worker: ['*'],
   searcher: ['search', 'calculator'],
+  // Held by no principal of the default cast (so delegation hints are unchanged); tests that need
+  // standing grants give it to the principals they add.
+  fetcher: { tools: ['*'], grants: [{ type: 'network', scope: '*' }] },
 };
 
 /** The cast of every gateway test: tenant `acme` (allows everything) and tenant `globex`. */
@@ -192,6 +204,10 @@ export function principals(): PrincipalRecord[] {
 export interface HarnessOptions {
   tools?: ToolDefinition[];
   tenants?: Record<string, TenantPolicy>;
+  /** Replaces `ROLES`. */
+  roles?: Record<string, RoleConfig>;
+  /** Principals added to the default cast. */
+  principals?: PrincipalRecord[];
   bootEgress?: EgressSettings;
   executors?: ToolExecutor[];
   deps?: Partial<GatewayDeps>;
@@ -203,13 +219,13 @@ export function harness(options: HarnessOptions = {}) {
   const approvals = new MemoryApprovalStore();
   const budgets = new MemoryBudgetStore();
   const settings = new MemorySettingsStore();
-  const cast = principals();
+  const cast = [...principals(), ...(options.principals ?? [])];
   const directory = new FakeDirectory({
     tenants: options.tenants ?? {
       acme: { tools: ['*'], selfApproval: false, grants: [] },
       globex: { tools: ['*'], selfApproval: false, grants: [] },
     },
-    roles: ROLES,
+    roles: options.roles ?? ROLES,
     principals: cast,
   });
   const registry = new ToolRegistry(options.tools ?? []);

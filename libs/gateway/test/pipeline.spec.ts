@@ -2,7 +2,7 @@ import type { InvokeRequest } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { payloadDigest } from '../src/index.js';
-import { denialOf, harness, searchTool, testTool } from './harness.js';
+import { denialOf, harness, ROLES, searchTool, testTool } from './harness.js';
 
 /** A tool that fails every gate it can, depending on the request. */
 function risky() {
@@ -17,23 +17,30 @@ function risky() {
 }
 
 const net = [{ type: 'network', scope: '*' }];
+// Workers that hold network:* as a standing role grant (ADR 0022), for tests about later gates.
+const networkWorkers = { ...ROLES, worker: { tools: ['*'], grants: net } };
 
 describe('gate order', () => {
   it('reports the first failing gate, in the documented order', async () => {
     const tool = risky();
     const h = harness({
       tools: [tool, testTool({ name: 'remote', tier: 'container' })],
-      // Self-approval allowed, so 'boss' gets past the approval gate to the egress gate.
+      // Self-approval allowed, so 'fetch-boss' gets past the approval gate to the egress gate.
       tenants: { acme: { tools: ['*'], selfApproval: true, grants: [] }, globex: { tools: ['*'], selfApproval: false, grants: [] } },
+      // worker-1 holds no standing grant; these two hold network:* through the fetcher role (ADR 0022).
+      principals: [
+        { id: 'fetcher-1', tenant: 'acme', roles: ['fetcher'] },
+        { id: 'fetch-boss', tenant: 'acme', roles: ['fetcher', 'approver'] },
+      ],
     });
     const cases: [string, string, InvokeRequest][] = [
       ['planner-1', 'TOOL_NOT_ALLOWED', { tool: 'risky', version: '1.0.0', args: { pad: 'x'.repeat(70_000) } }],
       ['worker-1', 'VERSION_MISMATCH', { tool: 'risky', version: '9.9.9', args: {} }],
       ['worker-1', 'INPUT_TOO_LARGE', { tool: 'risky', args: { pad: 'x'.repeat(70_000) } }],
       ['worker-1', 'PERMISSION_NOT_GRANTED', { tool: 'risky', args: { n: 'not a number' } }],
-      ['worker-1', 'INVALID_INPUT', { tool: 'risky', args: { n: 'not a number' }, grants: net }],
-      ['worker-1', 'APPROVAL_REQUIRED', { tool: 'risky', args: { url: 'https://blocked.test/' }, grants: net }],
-      ['boss', 'EGRESS_BLOCKED', { tool: 'risky', args: { url: 'https://blocked.test/' }, grants: net, selfApprove: true }],
+      ['fetcher-1', 'INVALID_INPUT', { tool: 'risky', args: { n: 'not a number' }, grants: net }],
+      ['fetcher-1', 'APPROVAL_REQUIRED', { tool: 'risky', args: { url: 'https://blocked.test/' }, grants: net }],
+      ['fetch-boss', 'EGRESS_BLOCKED', { tool: 'risky', args: { url: 'https://blocked.test/' }, grants: net, selfApprove: true }],
       ['boss', 'EXECUTION_FAILED', { tool: 'remote', args: {} }],
     ];
     for (const [who, code, request] of cases) {
@@ -93,7 +100,7 @@ describe('gate order', () => {
 describe('explain', () => {
   it('runs gates 1–8 and reports what would happen, spending, consuming and auditing nothing', async () => {
     const tool = risky();
-    const h = harness({ tools: [tool], bootEgress: { enabled: true, allowAny: false, hosts: ['ok.test'] } });
+    const h = harness({ tools: [tool], roles: networkWorkers, bootEgress: { enabled: true, allowAny: false, hosts: ['ok.test'] } });
     const requested = await h.gateway.requestApproval(h.who('thrifty'), { tool: 'risky', args: { url: 'https://ok.test/', n: '3' } });
     if (!requested.ok) throw new Error('refused');
     await h.gateway.decideApproval(h.who('approver-1'), requested.approval.id, { approve: true });
@@ -119,7 +126,7 @@ describe('explain', () => {
   });
 
   it('reports the first gate that would refuse, and the gates before it', async () => {
-    const h = harness({ tools: [risky()] });
+    const h = harness({ tools: [risky()], roles: networkWorkers });
     const explained = await h.gateway.explain(h.who('worker-1'), { tool: 'risky', args: { url: 'https://x.test/' }, grants: net });
     expect(explained).toMatchObject({
       wouldRun: false,

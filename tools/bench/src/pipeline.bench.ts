@@ -61,6 +61,9 @@ class BenchDirectory implements PrincipalDirectory {
   roleTools(role: string) {
     return role === 'worker' ? ['calculator'] : undefined;
   }
+  roleGrants(role: string) {
+    return role === 'worker' ? [] : undefined;
+  }
   tenant(tenant: string) {
     return tenant === 'bench' ? this.policy : undefined;
   }

@@ -70,6 +70,51 @@ describe('parsePrincipalsFile', () => {
     }
   });
 
+  it('reads a role as a tool list (no grants) or as {tools, grants} with standing grants', () => {
+    const file = mutate((v) => {
+      (v.roles as Record<string, unknown>)['runner'] = { tools: ['bash', 'git'], grants: [{ type: 'exec', scope: '*' }, { scope: 'workspace', type: 'filesystem' }] };
+      (v.roles as Record<string, unknown>)['reader'] = { tools: ['read_file'] };
+    });
+    const directory = new StaticPrincipalDirectory(parse(file).data);
+    expect(directory.roleTools('runner')).toEqual(['bash', 'git']);
+    expect(directory.roleGrants('runner')).toEqual([
+      { type: 'exec', scope: '*' },
+      { type: 'filesystem', scope: 'workspace' },
+    ]);
+    expect(directory.roleGrants('reader')).toEqual([]);
+    expect(directory.roleGrants('worker')).toEqual([]);
+    for (const name of ['constructor', '__proto__', 'toString', 'nobody']) expect(directory.roleGrants(name)).toBeUndefined();
+  });
+
+  const withRole = (value: unknown) => JSON.stringify(mutate((v) => void ((v.roles as Record<string, unknown>)['runner'] = value)));
+  const withTenantGrants = (value: unknown) => JSON.stringify(mutate((v) => void ((v.tenants.acme as Record<string, unknown>)['grants'] = value)));
+  it.each([
+    ['a role that is neither a list nor an object', withRole('bash'), /roles\.runner must be a list of tool names or \{"tools": \[\.\.\.\], "grants": \[\.\.\.\]\}/],
+    ['a null role', withRole(null), /roles\.runner must be a list of tool names or/],
+    ['a role without tools', withRole({ grants: [{ type: 'exec', scope: '*' }] }), /roles\.runner\.tools is required/],
+    ['an unknown role field', withRole({ tools: [], grant: [] }), /roles\.runner: unknown field 'grant'/],
+    ['a __proto__ role field', '{"principals":[{"id":"a","token":"alice-token-0123456789","tenant":"acme"}],"roles":{"runner":{"tools":[],"__proto__":{"grants":[]}}},"tenants":{"acme":{}}}', /roles\.runner: unknown field '__proto__'/],
+    ['grants that are not a list', withRole({ tools: [], grants: { type: 'exec', scope: '*' } }), /roles\.runner\.grants must be an array of \{"type": string, "scope": string\}/],
+    ['a grant that is not an object', withRole({ tools: [], grants: ['exec:*'] }), /roles\.runner\.grants\[0\] must be \{"type": string, "scope": string\}/],
+    ['a grant with an extra field', withRole({ tools: [], grants: [{ type: 'exec', scope: '*', admin: true }] }), /roles\.runner\.grants\[0\]: unknown field 'admin'/],
+    ['an unknown permission type', withRole({ tools: [], grants: [{ type: 'netwrok', scope: '*' }] }), /roles\.runner\.grants\[0\]\.type must be one of filesystem, network, exec, env, messaging, memory/],
+    ['a permission type in another case', withRole({ tools: [], grants: [{ type: 'Exec', scope: '*' }] }), /grants\[0\]\.type must be one of/],
+    ['an empty scope', withRole({ tools: [], grants: [{ type: 'exec', scope: '' }] }), /roles\.runner\.grants\[0\]\.scope must be 1 to 256 characters/],
+    ['a scope with a space', withRole({ tools: [], grants: [{ type: 'network', scope: 'api.example.com ' }] }), /grants\[0\]\.scope must be 1 to 256 characters without spaces/],
+    ['a scope with a control character', withRole({ tools: [], grants: [{ type: 'network', scope: 'a\u0000b' }] }), /grants\[0\]\.scope must be/],
+    ['a scope that is too long', withRole({ tools: [], grants: [{ type: 'network', scope: 'x'.repeat(257) }] }), /grants\[0\]\.scope must be/],
+    ['a scope that is not a string', withRole({ tools: [], grants: [{ type: 'network', scope: 1 }] }), /grants\[0\]\.scope must be/],
+    ['too many grants', withRole({ tools: [], grants: Array.from({ length: 65 }, () => ({ type: 'exec', scope: '*' })) }), /roles\.runner\.grants holds 65 grants; at most 64/],
+    ['grants on the built-in approver role', JSON.stringify(mutate((v) => void ((v.roles as Record<string, unknown>)['approver'] = { tools: [], grants: [{ type: 'exec', scope: '*' }] }))), /roles\.approver\.grants: the built-in role 'approver' holds no grants/],
+    ['grants on the built-in operator role', JSON.stringify(mutate((v) => void ((v.roles as Record<string, unknown>)['operator'] = { tools: ['*'], grants: [{ type: 'network', scope: '*' }] }))), /the built-in role 'operator' holds no grants/],
+    ['a bad tool in the object form', withRole({ tools: ['rm -rf'] }), /roles\.runner\.tools: 'rm -rf' is not a valid name/],
+    ['a tenant grant of an unknown type', withTenantGrants([{ type: 'root', scope: '*' }]), /tenants\.acme\.grants\[0\]\.type must be one of/],
+    ['a tenant grant with an extra field', withTenantGrants([{ type: 'exec', scope: '*', tenant: 'globex' }]), /tenants\.acme\.grants\[0\]: unknown field 'tenant'/],
+  ])('refuses %s, naming the entry and field', (_what, text, message) => {
+    expect(() => parsePrincipalsFile(text)).toThrow(PrincipalsFileError);
+    expect(() => parsePrincipalsFile(text)).toThrow(message);
+  });
+
   it('warns about roles that grant nothing', () => {
     const { warnings } = parse(mutate((v) => void (v.principals[0]!.roles = ['worker', 'wizard'])));
     expect(warnings).toEqual(["principals[0] ('alice'): role 'wizard' is not defined under roles and grants nothing"]);
@@ -80,5 +125,22 @@ describe('demo directory', () => {
   it('holds one dev principal with token demo and the worker, operator and approver roles', () => {
     const directory = new StaticPrincipalDirectory(demoDirectoryData());
     expect(directory.authenticate('demo')).toEqual({ id: 'demo', tenant: 'default', roles: ['worker', 'operator', 'approver'] });
+  });
+
+  it('gives the demo standing grants through its worker role, enough for the documented examples (ADR 0022)', () => {
+    const directory = new StaticPrincipalDirectory(demoDirectoryData());
+    expect(directory.roleGrants('worker')).toEqual([
+      { type: 'network', scope: '*' },
+      { type: 'filesystem', scope: 'workspace' },
+      { type: 'exec', scope: '*' },
+    ]);
+    expect(directory.tenant('default')).toEqual({
+      tools: ['*'],
+      selfApproval: true,
+      grants: [
+        { type: 'messaging', scope: '*' },
+        { type: 'memory', scope: '*' },
+      ],
+    });
   });
 });

@@ -1,5 +1,5 @@
-import type { Grant, TenantPolicy } from '@toolgate/contracts';
-import { sha256, type DirectoryData, type PrincipalEntry } from './static-principal-directory.js';
+import { BuiltInRoles, PERMISSION_TYPES, type Grant, type TenantPolicy } from '@toolgate/contracts';
+import { sha256, type DirectoryData, type PrincipalEntry, type RoleEntry } from './static-principal-directory.js';
 
 /** A fault in the principals file; the message names the entry and field, never a token. */
 export class PrincipalsFileError extends Error {
@@ -9,6 +9,10 @@ export class PrincipalsFileError extends Error {
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const TOOL = /^(\*|[a-z][a-z0-9_]{0,127})$/;
 const MIN_TOKEN_LENGTH = 16;
+// A scope is matched exactly (or by `*`), so whitespace or a control character is always a typo.
+const GRANT_SCOPE = /^[^\s\p{Cc}]{1,256}$/u;
+const MAX_GRANTS = 64;
+const BUILT_IN_ROLES: readonly string[] = Object.values(BuiltInRoles);
 
 type Obj = Record<string, unknown>;
 
@@ -32,14 +36,39 @@ function stringList(value: unknown, where: string, pattern: RegExp): string[] {
 
 function grants(value: unknown, where: string): Grant[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value)) throw new PrincipalsFileError(`${where} must be an array of {type, scope}`);
+  if (!Array.isArray(value)) throw new PrincipalsFileError(`${where} must be an array of {"type": string, "scope": string}`);
+  if (value.length > MAX_GRANTS) throw new PrincipalsFileError(`${where} holds ${value.length} grants; at most ${MAX_GRANTS} are allowed`);
   return value.map((g, i) => {
-    if (!isObj(g) || typeof g['type'] !== 'string' || typeof g['scope'] !== 'string') {
-      throw new PrincipalsFileError(`${where}[${i}] must be {"type": string, "scope": string}`);
+    const at = `${where}[${i}]`;
+    if (!isObj(g)) throw new PrincipalsFileError(`${at} must be {"type": string, "scope": string}`);
+    onlyKeys(g, ['type', 'scope'], at);
+    const type = g['type'];
+    const scope = g['scope'];
+    if (typeof type !== 'string' || !(PERMISSION_TYPES as readonly string[]).includes(type)) {
+      throw new PrincipalsFileError(`${at}.type must be one of ${PERMISSION_TYPES.join(', ')}`);
     }
-    onlyKeys(g, ['type', 'scope'], `${where}[${i}]`);
-    return { type: g['type'], scope: g['scope'] };
+    if (typeof scope !== 'string' || !GRANT_SCOPE.test(scope)) {
+      throw new PrincipalsFileError(`${at}.scope must be 1 to 256 characters without spaces or control characters ('*' covers every scope)`);
+    }
+    return { type, scope };
   });
+}
+
+/** A role is a list of tools (holding no grants) or `{"tools": [...], "grants": [...]}` (ADR 0022). */
+function role(name: string, value: unknown): RoleEntry {
+  const where = `roles.${name}`;
+  if (Array.isArray(value)) return { tools: stringList(value, where, TOOL), grants: [] };
+  if (!isObj(value)) throw new PrincipalsFileError(`${where} must be a list of tool names or {"tools": [...], "grants": [...]}`);
+  onlyKeys(value, ['tools', 'grants'], where);
+  if (value['tools'] === undefined) throw new PrincipalsFileError(`${where}.tools is required (a list of tool names; [] for none)`);
+  const tools = stringList(value['tools'], `${where}.tools`, TOOL);
+  const held = grants(value['grants'], `${where}.grants`);
+  // The built-in roles are capabilities (deciding approvals, changing settings), not permissions;
+  // the gateway ignores grants on them, so a file that gives them some is refused, not misread.
+  if (held.length > 0 && BUILT_IN_ROLES.includes(name)) {
+    throw new PrincipalsFileError(`${where}.grants: the built-in role '${name}' holds no grants; give them to a role that holds tools`);
+  }
+  return { tools, grants: held };
 }
 
 /**
@@ -57,12 +86,12 @@ export function parsePrincipalsFile(text: string): { data: DirectoryData; warnin
   if (!isObj(raw)) throw new PrincipalsFileError('the top level must be an object with principals, roles and tenants');
   onlyKeys(raw, ['principals', 'roles', 'tenants'], 'top level');
 
-  const roles: Record<string, string[]> = {};
+  const roles: Record<string, RoleEntry> = {};
   if (raw['roles'] !== undefined) {
-    if (!isObj(raw['roles'])) throw new PrincipalsFileError('roles must be an object mapping role names to tool lists');
-    for (const [role, tools] of Object.entries(raw['roles'])) {
-      if (!ID.test(role)) throw new PrincipalsFileError(`roles: '${role.slice(0, 64)}' is not a valid role name`);
-      roles[role] = stringList(tools, `roles.${role}`, TOOL);
+    if (!isObj(raw['roles'])) throw new PrincipalsFileError('roles must be an object mapping role names to tool lists or {tools, grants}');
+    for (const [name, value] of Object.entries(raw['roles'])) {
+      if (!ID.test(name)) throw new PrincipalsFileError(`roles: '${name.slice(0, 64)}' is not a valid role name`);
+      roles[name] = role(name, value);
     }
   }
 
@@ -151,13 +180,25 @@ export function parsePrincipalsFile(text: string): { data: DirectoryData; warnin
   return { data: { principals, roles, tenants }, warnings };
 }
 
-/** The development directory used when no principals file is configured (loopback only). */
+/**
+ * The development directory used when no principals file is configured (loopback only). Its one
+ * principal holds every role, so its `worker` role holds the standing grants the documented
+ * examples need (network, the workspace, exec); approval and egress still apply to every call.
+ */
 export function demoDirectoryData(): DirectoryData {
   return {
     principals: [{ id: 'demo', tenant: 'default', roles: ['worker', 'operator', 'approver'], tokenSha256: sha256('demo') }],
-    roles: { worker: ['*'] },
-    // The dev tenant holds the collaboration tools' permissions; network, filesystem and exec
-    // permissions are still granted per call, so `demo` shows how grants work.
+    roles: {
+      worker: {
+        tools: ['*'],
+        grants: [
+          { type: 'network', scope: '*' },
+          { type: 'filesystem', scope: 'workspace' },
+          { type: 'exec', scope: '*' },
+        ],
+      },
+    },
+    // The collaboration tools' permissions are the tenant's, as docs/collaboration.md configures them.
     tenants: {
       default: {
         tools: ['*'],

@@ -1,14 +1,20 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Principal, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
+import type { Grant, Principal, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
 
 /** A configured principal with the SHA-256 of its token (the token itself is never kept). */
 export interface PrincipalEntry extends PrincipalRecord {
   readonly tokenSha256: Buffer;
 }
 
+/** A role as configured: the tools it may call and the standing grants it holds (ADR 0022). */
+export interface RoleEntry {
+  readonly tools: readonly string[];
+  readonly grants: readonly Grant[];
+}
+
 export interface DirectoryData {
   readonly principals: readonly PrincipalEntry[];
-  readonly roles: Readonly<Record<string, readonly string[]>>;
+  readonly roles: Readonly<Record<string, RoleEntry>>;
   readonly tenants: Readonly<Record<string, TenantPolicy>>;
 }
 
@@ -42,7 +48,11 @@ export class StaticPrincipalDirectory implements PrincipalDirectory {
   }
 
   roleTools(role: string): readonly string[] | undefined {
-    return Object.hasOwn(this.data.roles, role) ? this.data.roles[role] : undefined;
+    return Object.hasOwn(this.data.roles, role) ? this.data.roles[role]?.tools : undefined;
+  }
+
+  roleGrants(role: string): readonly Grant[] | undefined {
+    return Object.hasOwn(this.data.roles, role) ? this.data.roles[role]?.grants : undefined;
   }
 
   tenant(tenant: string): TenantPolicy | undefined {

@@ -62,6 +62,7 @@ function directoryOf(records: PrincipalRecord[]): PrincipalDirectory {
     get: (tenant, id) => records.find((p) => p.tenant === tenant && p.id === id),
     principals: (tenant) => records.filter((p) => p.tenant === tenant),
     roleTools: () => undefined,
+    roleGrants: () => undefined,
     tenant: () => undefined,
     tenants: () => [...new Set(records.map((p) => p.tenant))],
   };
