@@ -84,3 +84,4 @@ export {
 } from './knowledge-graph.port.js';
 export type { GatewayListener, ToolFailure } from './gateway-listener.js';
 export { redactSecrets, REDACTED } from './redaction.js';
+export { ecmaToLinearPattern, PatternRefused, MAX_PATTERN_SOURCE } from './ecma-pattern.js';

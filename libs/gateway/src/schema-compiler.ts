@@ -1,7 +1,8 @@
-import type { JsonSchema, JsonValue } from '@toolgate/contracts';
+import { ecmaToLinearPattern, PatternRefused, type JsonSchema, type JsonValue } from '@toolgate/contracts';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formatsPlugin from 'ajv-formats';
+import { RE2JS } from 're2js';
 
 /** A compiled JSON Schema check. `errors` describes the last failure. */
 export type SchemaValidator = ValidateFunction<JsonValue>;
@@ -13,12 +14,44 @@ const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
 // `strictRequired` stays off because `required` inside `anyOf` branches is legitimate.
 // No `coerceTypes`, `useDefaults` or `removeAdditional`: validation must never change the
 // arguments; every change is an explicit, reported repair.
-const OPTIONS = { strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true } as const;
+// `code.regExp`: every `pattern` and `patternProperties` key runs on a linear-time engine, since
+// schemas come from MCP servers and arguments from agents, and a backtracking match on the event
+// loop stalls every tenant. `allowMatchingProperties`: otherwise strict mode tests each
+// `patternProperties` key against the `properties` names with a native RegExp while compiling.
+const OPTIONS = {
+  strict: true,
+  strictRequired: false,
+  allowUnionTypes: true,
+  allErrors: true,
+  allowMatchingProperties: true,
+  code: { regExp: linearRegExp },
+} as const;
+
+/** Longest string the `regex` format parses: parsing is linear, but not free on the event loop. */
+export const MAX_REGEX_FORMAT_LENGTH = 4096;
 
 function withFormats<A extends Ajv | Ajv2020>(ajv: A): A {
   formatsPlugin.default(ajv);
+  // ajv-formats checks `regex` by parsing with a native RegExp (never matching); bounded here.
+  const parses = ajv.formats['regex'] as (text: string) => boolean;
+  ajv.addFormat('regex', (text: string) => text.length <= MAX_REGEX_FORMAT_LENGTH && parses(text));
   return ajv;
 }
+
+/** What ajv calls for every schema pattern: the pattern on RE2, or a compile error naming why not. */
+function linearRegExp(pattern: string): { test(text: string): boolean; toString(): string } {
+  // eslint-disable-next-line no-control-regex -- a schema's pattern may carry control characters; the message must not
+  const shown = (pattern.length > 80 ? `${pattern.slice(0, 79)}…` : pattern).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  let engine: RE2JS;
+  try {
+    engine = RE2JS.compile(ecmaToLinearPattern(pattern));
+  } catch (error) {
+    const why = error instanceof PatternRefused ? error.message : 'the pattern cannot be compiled by the linear-time engine (a repeat count over 1000, or an unknown Unicode property?)';
+    throw new PatternRefused(`pattern '${shown}': ${why}`);
+  }
+  return { test: (text) => engine.test(text), toString: () => `/${pattern}/u` };
+}
+linearRegExp.code = 'linearRegExp';
 
 let draft7: Ajv | undefined;
 let draft2020: Ajv2020 | undefined;
