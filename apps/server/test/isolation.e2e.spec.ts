@@ -288,8 +288,11 @@ describe.skipIf(unavailable !== undefined)('process isolation at the default tie
 
     const verified = await h.call('/api/v1/audit/verify', { token: ALICE });
     expect(verified.body).toMatchObject({ ok: true });
+    expect(livingProcesses('spy-server.mjs')).toHaveLength(1);
     await h.restart();
     expect((await h.call('/healthz')).status).toBe(200);
+    // The old MCP server's sandbox died with its source; only the restarted server's runs.
+    expect(livingProcesses('spy-server.mjs')).toHaveLength(1);
     const again = await h.call('/api/v1/audit/verify', { token: ALICE });
     expect(again.body).toMatchObject({ ok: true });
     expect(again.body.records).toBeGreaterThanOrEqual(verified.body.records);
