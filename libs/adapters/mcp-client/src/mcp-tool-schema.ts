@@ -182,6 +182,33 @@ export function errorText(result: Readonly<Record<string, unknown>>): string {
   return sanitiseMessage(text, MCP_TOOL_LIMITS.errorChars) || 'the tool reported an error without text';
 }
 
+// Terminal escape sequences, removed whole so no `[31m` residue is left: CSI (`ESC [ … final`),
+// OSC (`ESC ] … BEL` or `ESC ] … ESC \`, possibly unterminated) and two-byte `ESC x` forms.
+// eslint-disable-next-line no-control-regex
+const ANSI_ESCAPES = /\u001b(?:\[[0-?]*[ -/]*[@-~]?|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[ -~]?)/g;
+// Invisible characters that change what a reader sees or hide text from them: zero-width and
+// bidi controls, soft hyphens and Unicode tags (all \p{Cf}), and variation selectors.
+const INVISIBLE = /[\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]+/gu;
+// Every line or paragraph break (\n, \r, \v, \f, U+0085, U+2028, U+2029) and other control.
+const BREAKS_AND_CONTROLS = /[\p{Cc}\u2028\u2029]+/gu;
+
+/**
+ * A server's tool description as agents will read it: one line, at most `max` characters, with
+ * terminal escapes, controls and invisible format characters removed. Agents read descriptions as
+ * instructions, so a description must not be able to start what looks like a new message or a new
+ * section (`\n\nSYSTEM: …`), recolour a terminal, or hide text a human reviewer cannot see.
+ */
+export function sanitiseDescription(text: string, max: number): string {
+  const flat = text
+    .replace(ANSI_ESCAPES, '')
+    .replace(INVISIBLE, '')
+    .replace(BREAKS_AND_CONTROLS, ' ')
+    .replace(/\p{Cs}/gu, '\uFFFD')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
 /** One line of at most `max` characters with control characters replaced by spaces. */
 export function sanitiseMessage(text: string, max: number): string {
   // eslint-disable-next-line no-control-regex

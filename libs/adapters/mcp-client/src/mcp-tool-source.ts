@@ -21,6 +21,7 @@ import {
   closeInputSchema,
   errorText,
   registryName,
+  sanitiseDescription,
   sanitiseMessage,
   sanitiseToolName,
   toToolOutput,
@@ -411,10 +412,8 @@ function pinVersion(reported: unknown): string {
 }
 
 function describeTool(tool: ListedTool, server: string): string {
-  // eslint-disable-next-line no-control-regex
-  const text = (tool.description ?? '').replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]+/g, ' ').trim();
-  if (!text) return `Tool '${tool.name}' of MCP server '${server}'.`;
-  return text.length > MCP_TOOL_LIMITS.descriptionChars ? `${text.slice(0, MCP_TOOL_LIMITS.descriptionChars - 1)}…` : text;
+  const text = sanitiseDescription(typeof tool.description === 'string' ? tool.description : '', MCP_TOOL_LIMITS.descriptionChars);
+  return text || `Tool '${tool.name}' of MCP server '${server}'.`;
 }
 
 function quote(value: string): string {
