@@ -137,6 +137,70 @@ describe('loadConfig', () => {
   });
 });
 
+describe('who may address the HTTP face: TOOLGATE_ALLOWED_HOSTS, TOOLGATE_ALLOWED_ORIGINS, TOOLGATE_PUBLIC_URL', () => {
+  it('defaults to no extra hosts, no CORS origins and no public URL', () => {
+    const config = loadConfig({});
+    expect(config.allowedHosts).toEqual([]);
+    expect(config.allowedOrigins).toEqual([]);
+    expect(config).not.toHaveProperty('publicUrl');
+  });
+
+  it('keeps each host and origin in the one spelling the guard compares', () => {
+    const config = loadConfig({
+      TOOLGATE_ALLOWED_HOSTS: ' Toolgate.LAN, 10.0.0.5 ,::1,[2001:DB8:0:0::7],,',
+      TOOLGATE_ALLOWED_ORIGINS: 'https://Console.Example.com/, http://localhost:5173, https://x.example:443',
+      TOOLGATE_PUBLIC_URL: 'https://gateway.example.com/toolgate',
+    });
+    expect(config.allowedHosts).toEqual(['toolgate.lan', '10.0.0.5', '[::1]', '[2001:db8::7]']);
+    expect(config.allowedOrigins).toEqual(['https://console.example.com', 'http://localhost:5173', 'https://x.example']);
+    expect(config.publicUrl).toBe('https://gateway.example.com/toolgate');
+  });
+
+  it.each([
+    ['TOOLGATE_ALLOWED_HOSTS', '*', /TOOLGATE_ALLOWED_HOSTS entry '\*' is a wildcard/],
+    ['TOOLGATE_ALLOWED_HOSTS', '*.example.com', /TOOLGATE_ALLOWED_HOSTS entry .* wildcard/],
+    ['TOOLGATE_ALLOWED_HOSTS', 'toolgate.lan:8765', /TOOLGATE_ALLOWED_HOSTS entry 'toolgate.lan:8765' must not carry a port/],
+    ['TOOLGATE_ALLOWED_HOSTS', '[::1]:8765', /TOOLGATE_ALLOWED_HOSTS .* port/],
+    ['TOOLGATE_ALLOWED_HOSTS', 'https://toolgate.lan', /TOOLGATE_ALLOWED_HOSTS .* without scheme or path/],
+    ['TOOLGATE_ALLOWED_HOSTS', '2130706433', /TOOLGATE_ALLOWED_HOSTS .* canonical IPv4/],
+    ['TOOLGATE_ALLOWED_HOSTS', '0x7f000001', /TOOLGATE_ALLOWED_HOSTS .* canonical IPv4/],
+    ['TOOLGATE_ALLOWED_HOSTS', '127.0.0.01', /TOOLGATE_ALLOWED_HOSTS .* canonical IPv4/],
+    ['TOOLGATE_ALLOWED_HOSTS', 'toolgate.lan.', /TOOLGATE_ALLOWED_HOSTS .* ends with a dot/],
+    ['TOOLGATE_ALLOWED_HOSTS', 'under_score.lan', /TOOLGATE_ALLOWED_HOSTS .* not a valid DNS name/],
+    ['TOOLGATE_ALLOWED_HOSTS', '0.0.0.0', /TOOLGATE_ALLOWED_HOSTS .* any-address/],
+    ['TOOLGATE_ALLOWED_HOSTS', '::', /TOOLGATE_ALLOWED_HOSTS .* any-address/],
+    ['TOOLGATE_ALLOWED_ORIGINS', '*', /TOOLGATE_ALLOWED_ORIGINS entry '\*' is a wildcard/],
+    ['TOOLGATE_ALLOWED_ORIGINS', 'null', /TOOLGATE_ALLOWED_ORIGINS entry 'null'/],
+    ['TOOLGATE_ALLOWED_ORIGINS', 'console.example.com', /TOOLGATE_ALLOWED_ORIGINS .* must be an origin/],
+    ['TOOLGATE_ALLOWED_ORIGINS', 'https://console.example.com/app', /TOOLGATE_ALLOWED_ORIGINS .* without path/],
+    ['TOOLGATE_ALLOWED_ORIGINS', 'https://u:p@console.example.com', /TOOLGATE_ALLOWED_ORIGINS .* credentials/],
+    ['TOOLGATE_ALLOWED_ORIGINS', 'ftp://console.example.com', /TOOLGATE_ALLOWED_ORIGINS .* must be an origin/],
+    ['TOOLGATE_ALLOWED_ORIGINS', 'http://0.0.0.0:8765', /TOOLGATE_ALLOWED_ORIGINS .* any-address/],
+    ['TOOLGATE_ALLOWED_ORIGINS', 'http://2130706433', /TOOLGATE_ALLOWED_ORIGINS .* canonical IPv4/],
+    ['TOOLGATE_PUBLIC_URL', 'gateway.example.com', /TOOLGATE_PUBLIC_URL must be an absolute http\(s\) URL/],
+    ['TOOLGATE_PUBLIC_URL', 'ftp://gateway.example.com', /TOOLGATE_PUBLIC_URL must use http or https/],
+    ['TOOLGATE_PUBLIC_URL', 'https://u:p@gateway.example.com', /TOOLGATE_PUBLIC_URL must not contain credentials/],
+    ['TOOLGATE_PUBLIC_URL', 'https://gateway.example.com/?a=1', /TOOLGATE_PUBLIC_URL must not have a query or fragment/],
+    ['TOOLGATE_PUBLIC_URL', 'http://0.0.0.0:8765', /TOOLGATE_PUBLIC_URL must name a host clients use/],
+    ['TOOLGATE_PUBLIC_URL', 'http://under_score.example', /TOOLGATE_PUBLIC_URL must name a host clients use/],
+  ])('refuses %s=%s, naming the variable', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('never echoes more than 60 characters of a bad entry', () => {
+    const long = `${'a'.repeat(300)}_`;
+    let message = '';
+    try {
+      loadConfig({ TOOLGATE_ALLOWED_HOSTS: long });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^TOOLGATE_ALLOWED_HOSTS entry/);
+    expect(message).not.toContain(long);
+  });
+});
+
 describe('isLoopbackHost', () => {
   it.each(['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]'])('%s is loopback', (h) => expect(isLoopbackHost(h)).toBe(true));
   it.each(['0.0.0.0', '::', '10.0.0.1', 'example.com', '127.0.0.1.nip.io'])('%s is not', (h) => expect(isLoopbackHost(h)).toBe(false));

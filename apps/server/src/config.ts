@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { canonicalConfiguredHost, isWildcardAddress, parseConfiguredOrigin, serializeOrigin } from './http/host-names.js';
 
 /** A configuration fault. The message names the variable and what is wrong, never its secret value. */
 export class ConfigError extends Error {
@@ -47,6 +48,12 @@ export interface ServerConfig {
   readonly workspaceRoot: string;
   readonly mcpServersFile?: string;
   readonly maxBodyBytes: number;
+  /** Host names the HTTP face answers besides the loopback names (TOOLGATE_ALLOWED_HOSTS), canonical. */
+  readonly allowedHosts: readonly string[];
+  /** Browser origins allowed to call cross-origin, answered with CORS (TOOLGATE_ALLOWED_ORIGINS), canonical. */
+  readonly allowedOrigins: readonly string[];
+  /** Where clients reach the server, e.g. through a reverse proxy (TOOLGATE_PUBLIC_URL); its host and origin are allowed. */
+  readonly publicUrl?: string;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -137,6 +144,36 @@ function httpUrl(env: Env, name: string): string | undefined {
   return value;
 }
 
+/** TOOLGATE_ALLOWED_HOSTS: bare host names or addresses, each in one canonical spelling. */
+function hostList(env: Env, name: string): string[] {
+  return list(env, name).map((entry) => {
+    const host = canonicalConfiguredHost(entry);
+    if ('problem' in host) throw new ConfigError(`${name} entry '${entry.slice(0, 60)}' ${host.problem}`);
+    if (isWildcardAddress(host.name)) throw new ConfigError(`${name} entry '${entry.slice(0, 60)}' is an any-address; list the names clients use`);
+    return host.name;
+  });
+}
+
+/** TOOLGATE_ALLOWED_ORIGINS: exact origins, serialized as a browser sends them. */
+function originList(env: Env, name: string): string[] {
+  return list(env, name).map((entry) => {
+    const origin = parseConfiguredOrigin(entry);
+    if ('problem' in origin) throw new ConfigError(`${name} entry '${entry.slice(0, 60)}' ${origin.problem}`);
+    return serializeOrigin(origin);
+  });
+}
+
+/** TOOLGATE_PUBLIC_URL: an http(s) URL whose host is a name the guard can match. */
+function publicUrl(env: Env, name: string): string | undefined {
+  const value = httpUrl(env, name);
+  if (value === undefined) return undefined;
+  const url = new URL(value);
+  if (url.search || url.hash) throw new ConfigError(`${name} must not have a query or fragment`);
+  const host = canonicalConfiguredHost(url.hostname);
+  if ('problem' in host || isWildcardAddress(host.name)) throw new ConfigError(`${name} must name a host clients use (a DNS name or an IP address)`);
+  return url.href;
+}
+
 /**
  * Reads and validates the configuration. Any invalid value stops the server with a message that
  * names the variable; secrets (API keys, HMAC keys, database passwords) are never echoed.
@@ -161,6 +198,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
   if (!/^[A-Za-z0-9.:[\]-]+$/.test(host)) throw new ConfigError('TOOLGATE_HOST must be a host name or IP address');
   const principalsFile = text(env, 'TOOLGATE_PRINCIPALS_FILE');
   const mcpServersFile = text(env, 'TOOLGATE_MCP_SERVERS_FILE');
+  const publicUrlValue = publicUrl(env, 'TOOLGATE_PUBLIC_URL');
   const baseUrl = httpUrl(env, 'TOOLGATE_WEB_SEARCH_BASE_URL');
   const apiKey = secret(env, 'TOOLGATE_WEB_SEARCH_API_KEY', abs);
   const shell = shellTier(env);
@@ -196,6 +234,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     workspaceRoot: abs(text(env, 'TOOLGATE_WORKSPACE_ROOT') ?? resolve(dataDir, 'workspaces')),
     ...(mcpServersFile ? { mcpServersFile: abs(mcpServersFile) } : {}),
     maxBodyBytes: int(env, 'TOOLGATE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    allowedHosts: hostList(env, 'TOOLGATE_ALLOWED_HOSTS'),
+    allowedOrigins: originList(env, 'TOOLGATE_ALLOWED_ORIGINS'),
+    ...(publicUrlValue ? { publicUrl: publicUrlValue } : {}),
   };
 }
 

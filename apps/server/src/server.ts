@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { PrincipalDirectoryToken } from '@toolgate/contracts';
 import { isLoopbackHost, type ServerConfig } from './config.js';
 import { buildContainer, resolve, seedRoster } from './container.js';
+import { createHostGuard } from './http/host-guard.js';
 import { createHttpServer } from './http/http-server.js';
 import type { Log } from './logger.js';
 import { openResources, StartupError } from './resources.js';
@@ -26,11 +27,19 @@ export async function startServer(config: ServerConfig, log: Log): Promise<Runni
   try {
     const container = buildContainer(config, log, resources);
     await seedRoster(container, log);
+    const directory = resolve(container, PrincipalDirectoryToken);
+    const guard = createHostGuard({
+      bindHost: config.host,
+      allowedHosts: config.allowedHosts,
+      publicUrl: config.publicUrl,
+      allowedOrigins: config.allowedOrigins,
+    });
     const server = createHttpServer({
       router: resolve(container, AppRouterToken),
-      directory: resolve(container, PrincipalDirectoryToken),
+      directory,
       health: resolve(container, HealthToken),
       maxBodyBytes: config.maxBodyBytes,
+      guard,
       log,
     });
     await new Promise<void>((resolve, reject) => {
@@ -43,8 +52,16 @@ export async function startServer(config: ServerConfig, log: Log): Promise<Runni
     const { port } = server.address() as AddressInfo;
     const host = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
     if (resources.demo) {
-      log('warn', `no TOOLGATE_PRINCIPALS_FILE: using the dev principal 'demo' (token 'demo', roles worker, operator, approver), loopback only`);
+      // Read from the directory, not assumed: the line must say which self-approval policy is in force.
+      const demo = directory.authenticate('demo');
+      const selfApproval = demo !== undefined && directory.tenant(demo.tenant)?.selfApproval === true;
+      log(
+        'warn',
+        `no TOOLGATE_PRINCIPALS_FILE: dev principal 'demo' (token 'demo', roles ${demo?.roles.join(', ') ?? 'none'}), ` +
+          `self-approval ${selfApproval ? 'ON' : 'OFF'} (loopback only, Host and Origin guarded; set TOOLGATE_PRINCIPALS_FILE for real principals)`,
+      );
     }
+    log('info', guard.summary);
     return {
       url: `http://${host}:${port}`,
       port,

@@ -2,12 +2,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { createContextInner, createRestHandler, restMethodHasBody, type AppRouter, type HealthReport } from '@toolgate/api';
 import type { Principal, PrincipalDirectory } from '@toolgate/contracts';
+import { answerPreflight, corsResponseHeaders, isPreflight } from './cors.js';
+import type { HostGuard } from './host-guard.js';
 
 export interface HttpServerDeps {
   readonly router: AppRouter;
   readonly directory: PrincipalDirectory;
   readonly health: () => HealthReport;
   readonly maxBodyBytes: number;
+  /** The Host/Origin guard every request passes before any route (DNS rebinding, foreign pages). */
+  readonly guard: HostGuard;
   readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -71,13 +75,38 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unk
 /**
  * The HTTP surface: tRPC at `/trpc`, REST at `/api/v1`, liveness at `/healthz`. Every response is
  * JSON; an unexpected failure is a 500 with a generic message and the detail goes to the log.
+ * Every request passes the Host/Origin guard first; only `/healthz` answers a refused one, with
+ * nothing but `{ok}`.
  */
 export function createHttpServer(deps: HttpServerDeps): Server {
   const handleRest = createRestHandler(deps.router);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://toolgate.invalid');
+    const verdict = deps.guard.check(req);
+    if (!verdict.ok) {
+      if (verdict.url?.pathname === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+        // Probes (load balancers, often HTTP/1.0 without Host) still learn liveness, and nothing else.
+        const { ok } = deps.health();
+        return sendJson(res, ok ? 200 : 503, { ok });
+      }
+      // The body of a refused request is never read; close rather than drain it.
+      res.setHeader('connection', 'close');
+      const { status, code, message } = verdict.refusal;
+      return sendJson(res, status, { error: { code, message } });
+    }
+    const url = verdict.url;
     const path = url.pathname;
+
+    if (verdict.corsOrigin !== undefined) {
+      if (isPreflight(req.method, req.headers)) {
+        const answer = answerPreflight(verdict.corsOrigin, req.headers);
+        if (answer.status === 403) return sendJson(res, 403, { error: { code: answer.code, message: answer.message } });
+        res.writeHead(204, { ...SECURITY_HEADERS, ...answer.headers });
+        res.end();
+        return;
+      }
+      for (const [name, value] of Object.entries(corsResponseHeaders(verdict.corsOrigin))) res.setHeader(name, value);
+    }
 
     if (path === '/healthz') {
       if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: { code: 'METHOD_NOT_SUPPORTED', message: 'use GET' } });
@@ -94,7 +123,8 @@ export function createHttpServer(deps: HttpServerDeps): Server {
         router: deps.router,
         maxBodySize: deps.maxBodyBytes,
         createContext: () => createContextInner(principal ? { principal } : {}),
-        responseMeta: () => ({ headers: SECURITY_HEADERS }),
+        // A Headers instance is appended to tRPC's own, so its `vary` keeps Origin beside trpc-accept.
+        responseMeta: () => ({ headers: new Headers({ ...SECURITY_HEADERS, ...(verdict.corsOrigin !== undefined ? corsResponseHeaders(verdict.corsOrigin) : {}) }) }),
         onError: ({ error, path: procedure }) => {
           if (error.code === 'INTERNAL_SERVER_ERROR') {
             deps.log('error', `tRPC ${procedure ?? '?'} failed: ${error.cause instanceof Error ? error.cause.message : error.message}`);
@@ -120,7 +150,8 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${path.slice(0, 200)}; see /api/v1, /trpc and /healthz` } });
   };
 
-  const server = createServer((req, res) => {
+  // Host is checked by the guard, which answers a missing one with JSON instead of node's bare 400.
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (error instanceof BodyError) {
         // The rest of an oversized body is not read; close the connection after answering.
