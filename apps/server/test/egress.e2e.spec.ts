@@ -28,7 +28,8 @@ describe('egress end to end', () => {
             { id: 'ops-a', token: OPS_A, tenant: 'a', roles: ['worker', 'operator', 'approver'] },
             { id: 'ops-b', token: OPS_B, tenant: 'b', roles: ['worker', 'operator', 'approver'] },
           ],
-          roles: { worker: ['*'] },
+          // The network permission is the operators' standing role grant (ADR 0022); calls narrow to it.
+          roles: { worker: { tools: ['*'], grants: NETWORK } },
           tenants: { a: { tools: ['*'], selfApproval: true }, b: { tools: ['*'], selfApproval: true } },
         },
       },
