@@ -18,8 +18,10 @@ export interface ProcessGroupStdioOptions {
  * process group (`detached`), exactly the prepared environment (nothing of the gateway's is
  * merged in) and the prepared working directory. The SDK's `StdioClientTransport` does neither:
  * it adds six variables of the gateway's environment and signals only the direct child, which
- * leaves a server's own children running at tier 1. Here, when the server exits or the transport
- * is closed, the whole group is killed.
+ * leaves a server's own children running at the unisolated tier. Here, when the server exits or
+ * the transport is closed, the whole group is killed. At the bwrap tier the group's leader is
+ * bwrap itself: killing it ends the sandbox's pid namespace, so every process the server started
+ * dies too, also one that left the group; and bwrap dies with the gateway (`--die-with-parent`).
  */
 export class ProcessGroupStdioTransport implements Transport {
   onclose?: () => void;
