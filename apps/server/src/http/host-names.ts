@@ -115,7 +115,7 @@ export function parseReceivedOrigin(value: string): Origin | { readonly problem:
 export function parseConfiguredOrigin(raw: string): Origin | { readonly problem: string } {
   const value = raw.trim().toLowerCase().replace(/\/$/, '');
   if (value === '*') return { problem: "is a wildcard; list each origin (a page on any site could then call the gateway)" };
-  if (value === 'null') return { problem: "is 'null', the origin of sandboxed frames and file: pages, which any site can produce" };
+  if (value === 'null') return { problem: 'is the origin of sandboxed frames and file: pages, which any site can produce' };
   const match = ORIGIN.exec(value);
   const authority = match ? splitHostAndPort(match[2]!) : undefined;
   if (!match || !authority) return { problem: 'must be an origin: http(s)://host[:port], without path, query or credentials' };
