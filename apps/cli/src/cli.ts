@@ -91,7 +91,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .argument('<tool>', 'tool name, e.g. calculator')
       .option('--args <json>', 'arguments as a JSON object', '{}')
       .option('--version <version>', 'pinned tool version')
-      .option('--grant <type:scope>', 'grant a permission to this call (repeatable)', parseGrantOption, [])
+      .option('--grant <type:scope>', 'narrow this call to a permission within your standing grants (repeatable)', parseGrantOption, [])
       .option('--approval-id <id>', 'use this approval')
       .option('--approve', 'approve your own call (needs the approver role)', false);
   invokeLike(tools.command('invoke').description('call a tool through every gate')).action(
