@@ -89,6 +89,18 @@ describe('standing grants end to end (REST, principals file)', () => {
       expect((await invoke(WRITER, { tool: 'read_file', args: { path: 'a.txt' } })).body.ok).toBe(false);
     });
 
+    it('takes no grants on an approval request, and an approval does not stand in for a standing grant', async () => {
+      const args = { command: 'id' };
+      const withGrants = await h.call('/api/v1/approvals', { method: 'POST', token: READER, json: { tool: 'bash', args, grants: [EXEC] } });
+      expect(withGrants.status).toBe(400);
+      const requested = await h.call('/api/v1/approvals', { method: 'POST', token: READER, json: { tool: 'bash', args } });
+      expect(requested.body).toMatchObject({ ok: true, approval: { status: 'pending' } });
+      const approvalId = requested.body.approval.id as string;
+      // No approver in acme can decide it, and even an approved payload would stop at gate 5 first.
+      const call = await invoke(READER, { tool: 'bash', args, approvalId, grants: [EXEC] });
+      expect(call.body.denial).toMatchObject({ gate: 'permissions', code: 'PERMISSION_NOT_GRANTED' });
+    });
+
     it('refuses a huge grant list without stalling other callers', async () => {
       const huge = Array.from({ length: 20_000 }, () => WORKSPACE);
       const pending = invoke(WRITER, writeNote(huge));
