@@ -1,5 +1,10 @@
-import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+
+/** Tenants' memories are readable by the server's user alone, like the rest of the data dir. */
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
 
 /**
  * The graph's file could not be opened or is damaged. Meant for the operator at start-up, so it
@@ -30,7 +35,8 @@ export interface LoadedFile {
  * are acknowledged (cheap: no rewrite per write). A replace rewrites the whole file through a
  * temporary file, fsync and rename, so a crash leaves either the old or the new file. A crash in
  * the middle of an append can only leave a final line without its newline, which was never
- * acknowledged: it is dropped on the next open.
+ * acknowledged: it is dropped on the next open. The file and its temporary copies are created
+ * mode 0600, and an existing file is narrowed to 0600 when it is opened.
  */
 export class NQuadsFile {
   #handle: FileHandle;
@@ -44,9 +50,15 @@ export class NQuadsFile {
 
   static async open(path: string): Promise<LoadedFile> {
     try {
-      await mkdir(dirname(path), { recursive: true });
+      await mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
     } catch (error) {
       throw new GraphFileError(path, 'its directory cannot be created', { cause: error });
+    }
+    try {
+      // A file written by an earlier version may be world-readable: tighten it before reading.
+      await chmod(path, FILE_MODE);
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ENOENT') throw new GraphFileError(path, 'its permissions cannot be set', { cause: error });
     }
     let text = '';
     try {
@@ -70,15 +82,22 @@ export class NQuadsFile {
 
   /** Replaces the whole file atomically; resolves once the new file is durable. */
   async rewrite(nquads: string): Promise<void> {
-    const temp = join(dirname(this.path), `.${basename(this.path)}.${process.pid}.tmp`);
-    const out = await open(temp, 'w');
+    // A fresh name opened exclusively: never an older file (or a link) that kept a wider mode.
+    const temp = join(dirname(this.path), `.${basename(this.path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    const out = await open(temp, 'wx', FILE_MODE);
     try {
-      await out.writeFile(nquads, 'utf8');
-      await out.sync();
-    } finally {
-      await out.close();
+      try {
+        await out.writeFile(nquads, 'utf8');
+        await out.sync();
+      } finally {
+        await out.close();
+      }
+      await rename(temp, this.path);
+    } catch (error) {
+      // A failed rewrite leaves the old file in place and no stray copy of the graph beside it.
+      await unlink(temp).catch(() => undefined);
+      throw error;
     }
-    await rename(temp, this.path);
     await syncDirectory(dirname(this.path));
     const previous = this.#handle;
     this.#handle = await openForAppend(this.path);
@@ -92,7 +111,7 @@ export class NQuadsFile {
 
 async function openForAppend(path: string): Promise<FileHandle> {
   try {
-    return await open(path, 'a');
+    return await open(path, 'a', FILE_MODE);
   } catch (error) {
     throw new GraphFileError(path, 'it cannot be opened for writing', { cause: error });
   }
