@@ -7,7 +7,7 @@ import {
   formatApproval,
   formatApprovals,
   formatAuditRecords,
-  formatAuditReport,
+  formatTenantAuditReport,
   formatEgress,
   formatExplain,
   formatInvoke,
@@ -185,7 +185,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       action(async (o: { dir: string; hmacKeyFile?: string; remote: boolean }) => {
         if (o.remote) {
           const report = await client().audit.verify.query();
-          print(report, formatAuditReport);
+          print(report, formatTenantAuditReport);
           if (!report.ok) exitCode = 1;
           return;
         }

@@ -1,4 +1,4 @@
-import type { ApprovalRecord, AuditRecord, AuditReport, EgressSettings, ExplainResult, InvokeResult, ToolManifest } from '@toolgate/contracts';
+import type { ApprovalRecord, AuditRecord, EgressSettings, ExplainResult, InvokeResult, ToolManifest } from '@toolgate/contracts';
 
 /** Human-readable renderings of API results; `--json` prints the raw result instead. */
 export function formatTools(tools: readonly ToolManifest[]): string {
@@ -62,11 +62,8 @@ export function formatAuditRecords(records: readonly AuditRecord[]): string {
     .join('\n');
 }
 
-export function formatAuditReport(r: AuditReport): string {
-  const head = `${r.ok ? 'OK' : 'FAULT'}: ${r.records} records in ${r.segments} segment(s) checked`;
-  if (!r.fault) return head;
-  const where = [r.fault.segment && `segment ${r.fault.segment}`, r.fault.record !== undefined && `record ${r.fault.record}`, r.fault.seq !== undefined && `seq ${r.fault.seq}`]
-    .filter(Boolean)
-    .join(', ');
-  return `${head}\nfirst fault${where ? ` (${where})` : ''}: ${r.fault.reason}`;
+/** The server's answer to `audit verify --remote`: whether the trail holds, for the caller's tenant only. */
+export function formatTenantAuditReport(r: { readonly ok: boolean; readonly tenant: string; readonly fault?: { readonly reason: string } }): string {
+  return r.ok ? `OK: the audit trail verifies (asked for tenant ${r.tenant})` : `FAULT: ${r.fault?.reason ?? 'the audit trail does not verify'}`;
 }
+

@@ -298,8 +298,8 @@ describe.skipIf(unavailable !== undefined)('process isolation at the default tie
     expect(newServer.length).toBe(oldServer.length);
     expect(newServer.filter((pid) => oldServer.includes(pid))).toEqual([]);
     const again = await h.call('/api/v1/audit/verify', { token: ALICE });
-    expect(again.body).toMatchObject({ ok: true });
-    expect(again.body.records).toBeGreaterThanOrEqual(verified.body.records);
+    // audit.verify tells a tenant's operator only whether the chain holds (no counts: ADR 0027).
+    expect(again.body).toEqual({ ok: true, tenant: verified.body.tenant });
     // The hostile call's own records are still there: it could not delete them.
     const rows = (await h.call('/api/v1/audit?limit=500', { token: ALICE })).body as { tool?: string; event: string }[];
     expect(rows.filter((r) => r.tool === 'bash' && r.event === 'succeeded').length).toBeGreaterThanOrEqual(1);

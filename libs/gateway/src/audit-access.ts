@@ -1,9 +1,22 @@
-import type { AuditRecord, AuditReport, Principal } from '@toolgate/contracts';
+import type { AuditRecord, Principal } from '@toolgate/contracts';
 import type { Runtime } from './call.js';
 import { GatewayError } from './gateway-error.js';
 import { fromStore, holds, requireRole } from './roles.js';
 
 const MAX_TAIL = 1000;
+
+/** What `audit.verify` tells a tenant's operator: whether the shared trail verifies, nothing about other tenants. */
+export interface TenantAuditReport {
+  /** True when every record of the whole trail verifies (the chain is shared by all tenants). */
+  readonly ok: boolean;
+  /** The tenant this answer was given to. */
+  readonly tenant: string;
+  /** Present when `ok` is false: what to do, without where the fault is (that locates other tenants' records). */
+  readonly fault?: { readonly reason: string };
+}
+
+const BROKEN_TRAIL =
+  'the audit trail does not verify; the host operator can find the first bad record with `toolgate audit verify` on the data dir';
 
 /** Reading the audit trail: operators see their whole tenant, everyone else their own records. */
 export class AuditAccess {
@@ -29,8 +42,16 @@ export class AuditAccess {
     return records.filter((r) => r.tenant === principal.tenant && (operator || r.principal === principal.id));
   }
 
-  async verify(principal: Principal): Promise<AuditReport> {
+  /**
+   * Verifies the whole chain (one tenant's records cannot be verified apart from the others'),
+   * but tells the tenant's operator only whether it holds: the record and segment counts, and a
+   * fault's segment, seq and reason, describe every tenant's activity. The host operator reads
+   * those with `toolgate audit verify` on the data dir.
+   */
+  async verify(principal: Principal): Promise<TenantAuditReport> {
     requireRole(principal, 'operator', 'verify the audit trail');
-    return fromStore('verify the audit trail', () => this.runtime.deps.audit.verify());
+    const report = await fromStore('verify the audit trail', () => this.runtime.deps.audit.verify());
+    if (report?.ok === true) return { ok: true, tenant: principal.tenant };
+    return { ok: false, tenant: principal.tenant, fault: { reason: BROKEN_TRAIL } };
   }
 }

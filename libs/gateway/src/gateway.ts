@@ -3,7 +3,6 @@ import type {
   ApprovalRecord,
   ApprovalStatus,
   AuditRecord,
-  AuditReport,
   EgressSettings,
   ExplainResult,
   Gate,
@@ -14,7 +13,7 @@ import type {
   ToolManifest,
 } from '@toolgate/contracts';
 import { ApprovalDesk, type ApprovalRequestResult } from './approval-desk.js';
-import { AuditAccess } from './audit-access.js';
+import { AuditAccess, type TenantAuditReport } from './audit-access.js';
 import { deny, newCall, type Call, type Runtime } from './call.js';
 import { EgressSettingsDesk } from './egress-settings.js';
 import { GatePipeline, PREFLIGHT_GATES, runGates } from './gate-pipeline.js';
@@ -138,8 +137,8 @@ export class Gateway {
     return this.#audit.tail(principal, query);
   }
 
-  /** Verifies the whole audit trail (operator only). */
-  auditVerify(principal: Principal): Promise<AuditReport> {
+  /** Verifies the whole audit trail (operator only), answering only whether it holds. */
+  auditVerify(principal: Principal): Promise<TenantAuditReport> {
     return this.#audit.verify(principal);
   }
 

@@ -133,3 +133,48 @@ describe('audit reads', () => {
     await expect(h.gateway.auditVerify(h.who('boss'))).rejects.toMatchObject({ code: 'UNAVAILABLE' });
   });
 });
+
+describe('cross-tenant disclosure through audit.verify', () => {
+  it("tells a tenant's operator whether the trail holds, and no count of anyone's records", async () => {
+    const h = harness({ tools: [searchTool()] });
+    for (let i = 0; i < 3; i++) await h.gateway.invoke(h.who('worker-g'), { tool: 'search', args: { query: `globex ${i}` } });
+    await h.gateway.invoke(h.who('worker-1'), { tool: 'search', args: { query: 'acme' } });
+    expect(h.audit.records.length).toBeGreaterThan(4);
+    for (const [operator, tenant] of [['boss', 'acme'], ['boss-g', 'globex']] as const) {
+      const report = await h.gateway.auditVerify(h.who(operator));
+      expect(report).toEqual({ ok: true, tenant });
+      expect(JSON.stringify(report)).not.toMatch(/\d/);
+    }
+  });
+
+  it.each([
+    ['a fault naming segment, seq and record', { ok: false, records: 5230, segments: 4, fault: { segment: 'audit-00000004.log', seq: 5231, record: 12, reason: 'frame 5231 (tenant globex, tool deploy) digest mismatch' } }],
+    ['a fault with only a reason', { ok: false, records: 9, segments: 1, fault: { reason: 'the trail ends at seq 9 but this writer committed seq 12: records were removed' } }],
+    ['a fault without any detail', { ok: false, records: 0, segments: 0 }],
+  ])('answers %s with what to do, not where it is', async (_name, broken) => {
+    const h = harness();
+    h.audit.verify = async () => broken;
+    const report = await h.gateway.auditVerify(h.who('boss'));
+    expect(report).toEqual({
+      ok: false,
+      tenant: 'acme',
+      fault: { reason: 'the audit trail does not verify; the host operator can find the first bad record with `toolgate audit verify` on the data dir' },
+    });
+    expect(JSON.stringify(report)).not.toMatch(/globex|deploy|\d/);
+  });
+
+  it('fails closed on a sink that answers something that is not a report', async () => {
+    const h = harness();
+    h.audit.verify = async () => undefined as never;
+    await expect(h.gateway.auditVerify(h.who('boss'))).resolves.toMatchObject({ ok: false });
+    h.audit.verify = async () => ({ ok: 'yes' }) as never;
+    await expect(h.gateway.auditVerify(h.who('boss'))).resolves.toMatchObject({ ok: false });
+  });
+
+  it('still refuses everyone who is not an operator, in every tenant', async () => {
+    const h = harness();
+    for (const who of ['worker-1', 'approver-1', 'worker-g', 'planner-1']) {
+      await expect(h.gateway.auditVerify(h.who(who))).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    }
+  });
+});
