@@ -2,7 +2,7 @@ import { BuiltInRoles, type Denial, type Grant, type Permission, type PrincipalD
 import { deny, toolOf, type Call, type CallGate } from '../call.js';
 
 /** Most grants one call may send (the API schema's bound too); more is refused, never scanned. */
-export const MAX_CALL_GRANTS = 32;
+const MAX_CALL_GRANTS = 32;
 /** Longest `type` or `scope` of a call's grant (the API schema's bound for scope). */
 const MAX_GRANT_FIELD = 256;
 /** Most role names a hint lists, so a principal with many roles gets a readable answer. */
@@ -44,8 +44,7 @@ export const permissionsGate: CallGate = {
   },
 };
 
-const CALL_GRANTS_HINT =
-  'Send grants as an array of at most 32 objects {"type": string, "scope": string} with nothing else, or send no grants to use every standing grant.';
+const CALL_GRANTS_HINT = `Send grants as an array of at most ${MAX_CALL_GRANTS} objects {"type": string, "scope": string} with nothing else, or send no grants to use every standing grant.`;
 
 /** Whether `grant` covers `wanted` (a permission, or a narrower grant). */
 function covers(grant: Grant, wanted: Grant | Permission): boolean {
