@@ -359,6 +359,23 @@ describe('where the default tier cannot run', () => {
     expect((await h.call('/healthz')).status).toBe(200);
   });
 
+  it('also leaves bash and git out where bwrap exists but cannot create namespaces, naming that reason', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolgate-isolation-fake-'));
+    const fake = join(dir, 'bwrap');
+    // What bwrap prints where unprivileged user namespaces are disabled.
+    await writeFile(fake, '#!/bin/sh\n[ "$1" = --version ] && { echo "bubblewrap 0.8.0"; exit 0; }\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n', { mode: 0o755 });
+    const restricted = await startHarness({ TOOLGATE_BWRAP_PATH: fake });
+    try {
+      const warning = restricted.logs.find((l) => l.includes('bash and git are NOT offered'));
+      expect(warning).toContain('bwrap cannot create its sandbox on this machine (user namespaces disabled or restricted?)');
+      const { body } = await restricted.call('/api/v1/tools', { token: 'demo' });
+      expect(body.tools.map((t: { name: string }) => t.name)).not.toContain('bash');
+    } finally {
+      await restricted.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to start when the operator chose bwrap explicitly, naming the reason', async () => {
     const run = await tryStart({ TOOLGATE_SHELL_TIER: 'bwrap', TOOLGATE_BWRAP_PATH: MISSING_BWRAP });
     await run.close();
