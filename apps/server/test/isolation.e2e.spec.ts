@@ -133,6 +133,14 @@ describe.skipIf(unavailable !== undefined)('process isolation at the default tie
   });
 
   describe('data dir access', () => {
+    it('inherits no descriptor of the gateway: no state.db, audit segment, principals file or socket', async () => {
+      const out = await bash('for fd in /proc/self/fd/* /proc/1/fd/*; do echo "$fd -> $(readlink "$fd")"; done');
+      const targets = out.stdout.trim().split('\n').map((line) => line.slice(line.indexOf(' -> ') + 4));
+      expect(targets.length).toBeGreaterThanOrEqual(6);
+      // Only stdio plumbing: a file opened by the gateway would show as its host path.
+      for (const target of targets) expect(target).toMatch(/^(\/dev\/null|pipe:\[\d+\]|socket:\[\d+\]|anon_inode:\[eventfd\]|)$/);
+      expect(out.stdout).not.toContain(dataDir);
+    });
     it('cannot read or write the data dir, principals, state.db or the audit segments by any path', async () => {
       const segments = await readdir(join(dataDir, 'audit'));
       expect(segments.length).toBeGreaterThan(0);
