@@ -1,4 +1,5 @@
 import { ToolError } from '@toolgate/contracts';
+import { RE2JS } from 're2js';
 
 /** Longest glob accepted. */
 export const MAX_GLOB_LENGTH = 1024;
@@ -15,7 +16,12 @@ export interface Glob {
  * character but `/`, `**` as a whole component any number of components (including none),
  * `[abc]`/`[!a-z]` character classes, `{a,b}` alternatives (nestable). Dot files match like any
  * other name. The pattern is matched against the whole path, as in a shell: `*.ts` matches only
- * at the top level, `**\/*.ts` at any depth.
+ * at the top level, `**\/*.ts` at any depth. A `]` first in a class is a member (`[]a]` is `]` or
+ * `a`, `[!]a]` neither), as in POSIX shells.
+ *
+ * The glob becomes an RE2 expression run by a linear-time engine: a backtracking matcher on the
+ * event loop can take exponential time on patterns like `*a*a*a*a*a*b`, and an agent chooses the
+ * pattern. Matching is by character (code point), so `?` matches one emoji.
  */
 export function compileGlob(pattern: string): Glob {
   if (typeof pattern !== 'string' || pattern.length === 0) throw new ToolError('the glob pattern is empty', 'INVALID_PATTERN');
@@ -30,19 +36,26 @@ export function compileGlob(pattern: string): Glob {
     const last = index === segments.length - 1;
     if (segment === '**') {
       // Zero or more whole components, each followed by '/', or everything when last.
-      source += last ? '.*' : '(?:[^/]+/)*';
+      source += last ? '(?s:.*)' : '(?:[^/]+/)*';
       return;
     }
     source += translateSegment(segment, pattern) + (last ? '' : '/');
   });
-  const regex = new RegExp(`^${source}$`, 's');
+  let regex: RE2JS;
+  try {
+    regex = RE2JS.compile(source);
+  } catch {
+    // What is left to fail is a class range written backwards, like `[z-a]`.
+    throw new ToolError(`the glob pattern '${pattern}' has an invalid character class`, 'INVALID_PATTERN');
+  }
   return {
-    test: (path) => regex.test(path),
+    // Anchored at both ends: the glob describes the whole path.
+    test: (path) => regex.testExact(path),
     maxDepth: segments.includes('**') ? Number.POSITIVE_INFINITY : segments.length,
   };
 }
 
-/** One path component of a glob as a regular expression (never matching `/`). */
+/** One path component of a glob as an RE2 expression (never matching `/`). */
 function translateSegment(segment: string, pattern: string): string {
   let out = '';
   let braces = 0;
@@ -56,16 +69,17 @@ function translateSegment(segment: string, pattern: string): string {
     } else if (c === '?') {
       out += '[^/]';
     } else if (c === '[') {
-      const close = segment.indexOf(']', i + 2);
+      const negated = segment[i + 1] === '!' || segment[i + 1] === '^';
+      const first = i + (negated ? 2 : 1);
+      // The first member is never the closing bracket: `[]a]` and `[!]a]` hold a `]`.
+      const close = segment.indexOf(']', first + 1);
       if (close === -1) {
         out += '\\[';
         continue;
       }
-      let body = segment.slice(i + 1, close);
-      const negated = body.startsWith('!') || body.startsWith('^');
-      if (negated) body = body.slice(1);
-      // Only backslash and a leading caret are special inside a JS class besides ']' (excluded above).
-      body = body.replace(/\\/g, '\\\\').replace(/^\^/, '\\^');
+      let body = segment.slice(first, close);
+      // Every member is literal but `-` (a range): backslash, brackets and caret are escaped.
+      body = body.replace(/[\\[\]^]/g, '\\$&');
       out += negated ? `[^/${body}]` : `[${body}]`;
       i = close;
     } else if (c === '{') {
@@ -85,5 +99,5 @@ function translateSegment(segment: string, pattern: string): string {
 }
 
 function escape(c: string): string {
-  return c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
