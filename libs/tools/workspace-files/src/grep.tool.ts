@@ -67,24 +67,6 @@ export const grepManifest: ToolManifest = {
   timeoutMs: 30_000,
 };
 
-/** Finds matching lines of one text: in-process for fixed strings (linear), in a worker for regexes. */
-type Matcher = (text: string, limit: number) => Promise<LineMatch[]>;
-
-function fixedMatcher(needle: string, ignoreCase: boolean): Matcher {
-  const wanted = ignoreCase ? needle.toLowerCase() : needle;
-  return async (text, limit) => {
-    const matches: LineMatch[] = [];
-    const lines = text.split('\n');
-    for (let i = 0; i < lines.length && matches.length < limit; i++) {
-      const line = lines[i] ?? '';
-      if ((ignoreCase ? line.toLowerCase() : line).includes(wanted)) {
-        matches.push({ line: i + 1, text: line.length > MATCH_LINE_WIDTH ? line.slice(0, MATCH_LINE_WIDTH) : line });
-      }
-    }
-    return matches;
-  };
-}
-
 async function grep(args: JsonObject, ctx: ToolContext) {
   const pattern = stringArg(args, 'pattern');
   const given = stringArg(args, 'path', '.');
@@ -102,13 +84,12 @@ async function grep(args: JsonObject, ctx: ToolContext) {
   }
 
   const workspace = await Workspace.open(ctx.workspaceRoot);
+  // Every file is matched in the worker, fixed strings too: the gateway's thread only reads files.
   let worker: RegexWorker | undefined;
-  const match: Matcher = fixed
-    ? fixedMatcher(pattern, ignoreCase)
-    : (text, limit) => {
-        worker ??= new RegexWorker(pattern, ignoreCase ? 'i' : '');
-        return worker.match(text, limit, MATCH_LINE_WIDTH, PATTERN_BUDGET_MS, ctx.signal);
-      };
+  const match = (content: Uint8Array, limit: number): Promise<LineMatch[]> => {
+    worker ??= new RegexWorker(pattern, ignoreCase ? 'i' : '', fixed);
+    return worker.match(content, limit, MATCH_LINE_WIDTH, PATTERN_BUDGET_MS, ctx.signal);
+  };
 
   const matches: { path: string; line: number; text: string }[] = [];
   let searched = 0;
@@ -136,7 +117,7 @@ async function grep(args: JsonObject, ctx: ToolContext) {
       return true;
     }
     searched++;
-    const found = await match(content.toString('utf8'), maxMatches - matches.length + 1);
+    const found = await match(content, maxMatches - matches.length + 1);
     for (const m of found) {
       if (matches.length >= maxMatches) {
         truncated = true;
