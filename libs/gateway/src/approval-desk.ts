@@ -1,6 +1,6 @@
 import type { ApprovalOutcome, ApprovalRecord, ApprovalStatus, AuditEvent, AuditReceipt, Denial, JsonObject, NewApproval, Principal } from '@toolgate/contracts';
 import { approvalDecidedEvent, approvalNotAppliedEvent, approvalRequestedEvent, type ApprovalVerdict } from './audit-events.js';
-import { deny, newCall, toolOf, type Runtime } from './call.js';
+import { deny, newCall, toolOf, type Call, type Runtime } from './call.js';
 import { APPROVAL_REQUEST_GATES, runGates } from './gate-pipeline.js';
 import { GatewayError } from './gateway-error.js';
 import { payloadDigestOf } from './gates/approval-gate.js';
@@ -11,6 +11,12 @@ const DEFAULT_LIST_LIMIT = 50;
 const MAX_LIST_LIMIT = 500;
 const MAX_REASON_LENGTH = 500;
 const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'consumed'];
+
+/**
+ * Undecided, unexpired requests one principal may have at once. Each is a human's time: beyond
+ * this, a principal (or an agent in a loop) is asked to wait for decisions instead of queueing more.
+ */
+export const MAX_PENDING_APPROVALS_PER_PRINCIPAL = 20;
 
 /** The result of asking for an approval: the pending record, or why it cannot be asked for. */
 export type ApprovalRequestResult = { readonly ok: true; readonly approval: ApprovalRecord } | { readonly ok: false; readonly denial: Denial };
@@ -26,10 +32,13 @@ export type ApprovalRequestResult = { readonly ok: true; readonly approval: Appr
  * without a record of who asked for it and who decided it.
  */
 export class ApprovalDesk {
+  /** Per principal, the request being checked and created: the pending cap holds in this process. */
+  readonly #requesting = new Map<string, Promise<unknown>>();
+
   constructor(private readonly runtime: Runtime) {}
 
   async request(principal: Principal, request: { tool: string; version?: string; args: JsonObject }): Promise<ApprovalRequestResult> {
-    const { deps, limits, newId } = this.runtime;
+    const { deps, newId } = this.runtime;
     const call = newCall(newId(), 'approval-request', principal, { tool: request.tool, ...(request.version === undefined ? {} : { version: request.version }), args: request.args }, deps.clock.now());
     const refused = await runGates(APPROVAL_REQUEST_GATES, call, this.runtime);
     if (refused) return { ok: false, denial: refused };
@@ -40,7 +49,35 @@ export class ApprovalDesk {
         denial: deny('approval', 'INVALID_INPUT', `'${manifest.name}' is ${manifest.risk} risk and needs no approval.`, 'Call it directly with tools.invoke.'),
       };
     }
+    // Counting and creating one at a time per principal, so concurrent requests cannot all pass
+    // the count. (Across server processes the cap can be exceeded by one request per process.)
+    return this.#oneAtATime(`${principal.tenant}\u0000${principal.id}`, () => this.#create(principal, call));
+  }
+
+  async #create(principal: Principal, call: Call): Promise<ApprovalRequestResult> {
+    const { deps, limits, newId } = this.runtime;
+    const manifest = toolOf(call).manifest;
     const now = deps.clock.now();
+    let pending: number;
+    try {
+      const records = await deps.approvals.list(principal.tenant, { status: 'pending', requester: principal.id, limit: MAX_PENDING_APPROVALS_PER_PRINCIPAL });
+      // Newest first with one TTL for all: if the newest are expired, so is everything older.
+      pending = records.filter((r) => r.tenant === principal.tenant && r.requester === principal.id && r.expiresAt > now).length;
+    } catch {
+      return { ok: false, denial: stateUnavailable('approval') };
+    }
+    if (pending >= MAX_PENDING_APPROVALS_PER_PRINCIPAL) {
+      return {
+        ok: false,
+        denial: deny(
+          'approval',
+          'BUDGET_EXHAUSTED',
+          `You have ${pending} approval requests waiting for a decision; at most ${MAX_PENDING_APPROVALS_PER_PRINCIPAL} may wait at once.`,
+          'Wait for an approver to decide them (approvals.list shows them) or for them to expire, then ask again.',
+          { pending, limit: MAX_PENDING_APPROVALS_PER_PRINCIPAL },
+        ),
+      };
+    }
     const approval: NewApproval = {
       id: newId(),
       tenant: principal.tenant,
@@ -132,6 +169,23 @@ export class ApprovalDesk {
     await this.#followUp(approvalNotAppliedEvent(record, principal.id, deps.clock.now(), `not applied: ${problem} (the decision recorded at seq ${receipt.seq})`));
     if (outcome.problem === 'not_found') throw new GatewayError('NOT_FOUND', `There is no approval '${record.id}' in your tenant.`);
     throw new GatewayError('CONFLICT', `Approval '${record.id}' can no longer be decided (${problem}).`);
+  }
+
+  /** Runs `work` after every earlier one of the same key has settled, whatever their outcome. */
+  async #oneAtATime<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.#requesting.get(key) ?? Promise.resolve();
+    const mine = before.then(work, work);
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#requesting.set(key, settled);
+    try {
+      return await mine;
+    } finally {
+      // The last in line cleans up, so the map holds only principals with a request in flight.
+      if (this.#requesting.get(key) === settled) this.#requesting.delete(key);
+    }
   }
 
   /**

@@ -26,8 +26,12 @@ export const PREFLIGHT_GATES: readonly CallGate[] = [
   egressGate,
 ];
 
-/** What an approval request must pass so its digest is over arguments a call could send. */
-export const APPROVAL_REQUEST_GATES: readonly CallGate[] = [lookupGate, allowGate, sizeGate, inputGate];
+/**
+ * What an approval request must pass so its digest is over arguments a call could send. The
+ * budget is checked (not charged) too: a principal whose calls are used up cannot make approvers
+ * read requests it could not act on, however many it sends.
+ */
+export const APPROVAL_REQUEST_GATES: readonly CallGate[] = [lookupGate, allowGate, budgetGate, sizeGate, inputGate];
 
 /**
  * Runs gates in order and stops at the first refusal. A gate that throws (a store that is down,

@@ -6,9 +6,13 @@ import { stateUnavailable } from './state-unavailable.js';
 
 /**
  * Gate 9, the commit point: the "authorized" record must be durable before anything is spent
- * or run; then the budget is charged and the approval consumed, each with one atomic store
+ * or run; then the approval is consumed and the budget charged, each with one atomic store
  * operation, so concurrent calls (even in other server processes) cannot overspend or reuse.
  * A refusal here leaves the tool unrun.
+ *
+ * The approval comes first (ADR 0027): of many calls racing for one approval, only the winner is
+ * charged. The price is that a winner whose charge is then refused (another call of the same
+ * principal spent the last unit meanwhile) has used its approval up; the refusal says so.
  */
 export async function authorize(call: Call, runtime: Runtime): Promise<Denial | undefined> {
   const { deps } = runtime;
@@ -18,18 +22,6 @@ export async function authorize(call: Call, runtime: Runtime): Promise<Denial | 
     await deps.audit.append(callEvent(call, runtime, 'authorized'));
   } catch {
     return deny('audit', 'AUDIT_UNAVAILABLE', 'The audit trail cannot record this call, so it was not run.', 'Try again later; an operator can check the audit sink with health.');
-  }
-
-  if (call.budget) {
-    call.gate = 'budget';
-    const now = deps.clock.now();
-    let charged: boolean;
-    try {
-      charged = await deps.budgets.charge(principal.tenant, principal.id, call.budget, now);
-    } catch {
-      return stateUnavailable('budget');
-    }
-    if (!charged) return budgetExhausted(call.budget.calls, call.budget.windowSeconds, now);
   }
 
   const record = call.approval?.record;
@@ -42,6 +34,22 @@ export async function authorize(call: Call, runtime: Runtime): Promise<Denial | 
       return stateUnavailable('approval');
     }
     if (!outcome.ok) return consumeRefused(outcome.problem, record.id);
+  }
+
+  if (call.budget) {
+    call.gate = 'budget';
+    const now = deps.clock.now();
+    let charged: boolean;
+    try {
+      charged = await deps.budgets.charge(principal.tenant, principal.id, call.budget, now);
+    } catch {
+      return stateUnavailable('budget');
+    }
+    if (!charged) {
+      const exhausted = budgetExhausted(call.budget.calls, call.budget.windowSeconds, now);
+      if (!record) return exhausted;
+      return { ...exhausted, message: `${exhausted.message} Approval '${record.id}' was used up by this call, which did not run; ask for a new one.` };
+    }
   }
   return undefined;
 }
