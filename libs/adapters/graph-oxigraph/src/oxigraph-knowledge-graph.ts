@@ -12,8 +12,16 @@ export interface OxigraphKnowledgeGraphOptions {
   readonly path?: string;
   /** Longest query text accepted, in characters (default 20 000). */
   readonly maxQueryChars?: number;
-  /** Heap cap of the query worker in MiB (default 512). */
+  /** Heap cap of each query worker in MiB (default 512). */
   readonly maxQueryHeapMb?: number;
+  /** Query worker threads, each holding a replica of the whole graph (default 2). */
+  readonly queryWorkers?: number;
+  /** Queries of one tenant that may run at the same time (default 1); the rest wait their turn. */
+  readonly maxRunningQueriesPerTenant?: number;
+  /** Queries of one tenant that may wait; one more is refused with reason `QUERY_RATE_LIMITED` (default 16). */
+  readonly maxQueuedQueriesPerTenant?: number;
+  /** Queries of all tenants that may wait; one more is refused with reason `QUERY_RATE_LIMITED` (default 256). */
+  readonly maxQueuedQueries?: number;
 }
 
 /** What opening found on disk, for the start-up log. */
@@ -27,8 +35,9 @@ export interface GraphOpenReport {
  * The knowledge graph on Oxigraph, a real SPARQL 1.1 engine (compiled to WebAssembly).
  *
  * Writes go to an in-memory store in this thread and to the N-Quads file (see {@link NQuadsFile});
- * queries run in a worker thread over a per-tenant replica (see {@link QueryEngine}), so each one
- * can be stopped at its time limit and sees only its tenant's graph. Mutations are serialized.
+ * queries run on a pool of worker threads over per-tenant replicas, shared fairly between tenants
+ * (see {@link QueryEngine}), so each one can be stopped at its time limit, sees only its tenant's
+ * graph, and one tenant's heavy queries cannot hold up another's. Mutations are serialized.
  * One process owns the file: this adapter is the embedded default, not a shared database.
  */
 export class OxigraphKnowledgeGraph implements KnowledgeGraph {
@@ -44,15 +53,24 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
   /** What was loaded when the graph was opened. */
   readonly opened: GraphOpenReport;
 
-  private constructor(store: Store, file: NQuadsFile | undefined, options: OxigraphKnowledgeGraphOptions, opened: GraphOpenReport) {
+  private constructor(store: Store, file: NQuadsFile | undefined, engine: QueryEngine, options: OxigraphKnowledgeGraphOptions, opened: GraphOpenReport) {
     this.#store = store;
     this.#file = file;
+    this.#engine = engine;
     this.#maxQueryChars = options.maxQueryChars ?? 20_000;
-    this.#engine = new QueryEngine({
-      snapshot: () => this.#store.dump({ format: NQUADS }),
-      ...(options.maxQueryHeapMb ? { maxHeapMb: options.maxQueryHeapMb } : {}),
-    });
     this.opened = opened;
+  }
+
+  /** Checks the pool options before anything is opened; no worker starts until a query needs one. */
+  static #openEngine(store: Store, options: OxigraphKnowledgeGraphOptions): QueryEngine {
+    return new QueryEngine({
+      snapshot: () => store.dump({ format: NQUADS }),
+      ...(options.maxQueryHeapMb ? { maxHeapMb: options.maxQueryHeapMb } : {}),
+      ...(options.queryWorkers !== undefined ? { workers: options.queryWorkers } : {}),
+      ...(options.maxRunningQueriesPerTenant !== undefined ? { maxRunningPerTenant: options.maxRunningQueriesPerTenant } : {}),
+      ...(options.maxQueuedQueriesPerTenant !== undefined ? { maxQueuedPerTenant: options.maxQueuedQueriesPerTenant } : {}),
+      ...(options.maxQueuedQueries !== undefined ? { maxQueued: options.maxQueuedQueries } : {}),
+    });
   }
 
   /**
@@ -62,7 +80,8 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
    */
   static async open(options: OxigraphKnowledgeGraphOptions = {}): Promise<OxigraphKnowledgeGraph> {
     const store = new Store();
-    if (!options.path) return new OxigraphKnowledgeGraph(store, undefined, options, { quads: 0, droppedBytes: 0 });
+    const engine = OxigraphKnowledgeGraph.#openEngine(store, options);
+    if (!options.path) return new OxigraphKnowledgeGraph(store, undefined, engine, options, { quads: 0, droppedBytes: 0 });
 
     const { file, text, droppedBytes } = await NQuadsFile.open(options.path);
     try {
@@ -74,7 +93,7 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
       const why = error instanceof Error ? error.message.split('\n', 1)[0] : String(error);
       throw new GraphFileError(options.path, `it is damaged (${why}); restore it from a backup or move it aside`, { cause: error });
     }
-    return new OxigraphKnowledgeGraph(store, file, options, { quads: store.size, droppedBytes });
+    return new OxigraphKnowledgeGraph(store, file, engine, options, { quads: store.size, droppedBytes });
   }
 
   async add(tenant: string, triples: readonly Triple[]): Promise<void> {
@@ -129,7 +148,7 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
     return this.#engine.query(graph, sparql, limits);
   }
 
-  /** Waits for pending writes, stops the query worker and closes the file. */
+  /** Waits for pending writes, refuses waiting queries, stops every query worker and closes the file. */
   async close(): Promise<void> {
     await this.#writes.catch(() => undefined);
     await this.#engine.close();

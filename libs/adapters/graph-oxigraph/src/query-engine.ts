@@ -1,146 +1,129 @@
-import { Worker } from 'node:worker_threads';
-import { ToolError, type QueryAnswer } from '@toolgate/contracts';
+import type { QueryAnswer, QueryLimits } from '@toolgate/contracts';
+import { FairQueue } from './fair-queue.js';
+import { ReplicaWorker, closedError, type ReplicaUpdate } from './replica-worker.js';
 
-/** What the query worker is told about writes; see query-worker.mjs. */
-export type ReplicaUpdate =
-  | { readonly op: 'add'; readonly nquads: string }
-  | { readonly op: 'replace-graph'; readonly graph: string; readonly nquads: string };
-
-interface QueryReply {
-  readonly id: number;
-  readonly ok: boolean;
-  readonly answer?: QueryAnswer;
-  readonly reason?: string;
-  readonly message?: string;
-}
-
-interface InFlight {
-  readonly id: number;
-  readonly resolve: (answer: QueryAnswer) => void;
-  readonly reject: (error: Error) => void;
-  readonly timer: NodeJS.Timeout;
-}
+export type { ReplicaUpdate } from './replica-worker.js';
 
 export interface QueryEngineOptions {
   /** The whole dataset as N-Quads: what a freshly started worker is loaded with. */
   readonly snapshot: () => string;
-  /** Heap cap of the worker thread; a query that needs more is stopped and reported. */
+  /** Heap cap of each worker thread; a query that needs more is stopped and reported (default 512). */
   readonly maxHeapMb?: number;
+  /** Worker threads, each holding a replica of the graph (default 2). */
+  readonly workers?: number;
+  /** Queries of one tenant that may run at the same time (default 1). */
+  readonly maxRunningPerTenant?: number;
+  /** Queries of one tenant that may wait; one more is refused with `QUERY_RATE_LIMITED` (default 16). */
+  readonly maxQueuedPerTenant?: number;
+  /** Queries of all tenants that may wait; one more is refused with `QUERY_RATE_LIMITED` (default 256). */
+  readonly maxQueued?: number;
+}
+
+interface PendingQuery {
+  readonly graph: string;
+  readonly sparql: string;
+  readonly limits: QueryLimits;
+  readonly resolve: (answer: QueryAnswer) => void;
+  readonly reject: (error: Error) => void;
 }
 
 /**
- * Runs SPARQL queries in a worker thread holding a replica of the graph, one query at a time.
+ * Runs SPARQL queries on a pool of worker threads (see {@link ReplicaWorker}), shared fairly
+ * between tenants: each tenant's queries wait in its own bounded FIFO queue, the queues are
+ * served round-robin (see {@link FairQueue}), and a tenant runs at most `maxRunningPerTenant`
+ * queries at once. The bound this gives: while a tenant under its cap has a query waiting, no
+ * worker idles and at most T − 1 queries of the other busy tenants start before it, so on N
+ * workers it waits at most ⌈T / N⌉ time limits (each plus a worker restart), however many queries
+ * the others queued.
+ * With the defaults (two workers, one running query per tenant) and two busy tenants, neither
+ * ever waits for the other's queries.
  *
- * Oxigraph's query call is synchronous and cannot be interrupted, so a query that outlives its
- * time limit is stopped by terminating the worker; the next query starts a new worker, loaded
- * from the main thread's copy. Writes are forwarded to a live worker in order, and a new worker
- * is loaded from the snapshot in the same synchronous step that makes it current, so a query
- * always sees every write that resolved before it was asked.
+ * A query that outlives its limit is stopped by terminating its own worker only; the queries on
+ * the other workers keep running. Every write is forwarded to every live worker before the write
+ * resolves, and a new worker loads the snapshot as it starts, so a query sees every
+ * write that resolved before it was asked, on whichever worker it runs. The main thread never
+ * evaluates a query.
  */
 export class QueryEngine {
-  readonly #snapshot: () => string;
-  readonly #maxHeapMb: number;
-  #worker: Worker | undefined;
-  #inFlight: InFlight | undefined;
-  #queue: Promise<unknown> = Promise.resolve();
-  #nextId = 1;
+  readonly #workers: readonly ReplicaWorker[];
+  readonly #queue: FairQueue<PendingQuery>;
+  /** The tenant each worker last ran a query for. */
+  readonly #lastTenant = new Map<ReplicaWorker, string>();
   #closed = false;
 
   constructor(options: QueryEngineOptions) {
-    this.#snapshot = options.snapshot;
-    this.#maxHeapMb = options.maxHeapMb ?? 512;
+    const workers = bounded('workers', options.workers ?? 2, 64);
+    const maxHeapMb = options.maxHeapMb ?? 512;
+    this.#workers = Array.from({ length: workers }, () => new ReplicaWorker({ snapshot: options.snapshot, maxHeapMb }));
+    this.#queue = new FairQueue({
+      maxRunningPerKey: bounded('maxRunningPerTenant', options.maxRunningPerTenant ?? 1, workers),
+      maxQueuedPerKey: bounded('maxQueuedPerTenant', options.maxQueuedPerTenant ?? 16, 100_000),
+      maxQueued: bounded('maxQueued', options.maxQueued ?? 256, 1_000_000),
+    });
   }
 
-  /** Forwards a write to the worker, if one is running (a new one loads the snapshot instead). */
+  /** Forwards a write to every live worker (a worker started later loads the snapshot instead). */
   update(update: ReplicaUpdate): void {
-    this.#worker?.postMessage(update);
+    for (const worker of this.#workers) worker.update(update);
   }
 
-  /** Queries run one after another; each one's time limit starts when the worker receives it. */
-  query(graph: string, sparql: string, limits: { maxRows: number; maxBytes: number; timeoutMs: number }): Promise<QueryAnswer> {
-    const run = this.#queue.then(() => this.#run(graph, sparql, limits));
-    this.#queue = run.catch(() => undefined);
-    return run;
+  /**
+   * Queues a query behind its tenant's earlier ones, or refuses it with `QUERY_RATE_LIMITED` when
+   * the queue is full. Its time limit starts when a worker receives it, not while it waits.
+   */
+  query(graph: string, sparql: string, limits: QueryLimits): Promise<QueryAnswer> {
+    if (this.#closed) return Promise.reject(closedError());
+    return new Promise<QueryAnswer>((resolve, reject) => {
+      // A full queue throws here, which rejects this promise and keeps nothing.
+      this.#queue.enqueue(graph, { graph, sparql, limits, resolve, reject });
+      this.#dispatch();
+    });
   }
 
+  /** Refuses every waiting query, fails the running ones and stops every worker. */
   async close(): Promise<void> {
     this.#closed = true;
-    const worker = this.#worker;
-    this.#worker = undefined;
-    this.#fail(new ToolError('the knowledge graph is closed', 'QUERY_FAILED'));
-    await worker?.terminate();
+    for (const pending of this.#queue.drain()) pending.reject(closedError());
+    await Promise.all(this.#workers.map((worker) => worker.close()));
   }
 
-  #run(graph: string, sparql: string, limits: { maxRows: number; maxBytes: number; timeoutMs: number }): Promise<QueryAnswer> {
-    if (this.#closed) return Promise.reject(new ToolError('the knowledge graph is closed', 'QUERY_FAILED'));
-    const worker = this.#ensureWorker();
-    const id = this.#nextId++;
-    return new Promise<QueryAnswer>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#fail(
-          new ToolError(
-            `the query was stopped after ${limits.timeoutMs} ms: narrow its patterns or add a LIMIT`,
-            'QUERY_TIMEOUT',
-          ),
-        );
-        this.#discard(worker);
-      }, limits.timeoutMs);
-      this.#inFlight = { id, resolve, reject, timer };
-      worker.postMessage({ op: 'query', id, graph, sparql, maxRows: limits.maxRows, maxBytes: limits.maxBytes });
-    });
+  /** Starts queued queries on idle workers until either runs out. */
+  #dispatch(): void {
+    if (this.#closed) return;
+    while (this.#workers.some((worker) => !worker.busy)) {
+      const next = this.#queue.next();
+      if (!next) return;
+      const { key, item } = next;
+      const worker = this.#idleWorker(key);
+      this.#lastTenant.set(worker, key);
+      void worker
+        .run(item.graph, item.sparql, item.limits)
+        .then(item.resolve, item.reject)
+        .finally(() => {
+          this.#queue.done(key);
+          this.#dispatch();
+        });
+    }
   }
 
-  #ensureWorker(): Worker {
-    if (this.#worker) return this.#worker;
-    const worker = new Worker(new URL('./query-worker.mjs', import.meta.url), {
-      resourceLimits: { maxOldGenerationSizeMb: this.#maxHeapMb },
-      stdout: false,
-      stderr: false,
-    });
-    // An idle worker must not keep the process alive; a pending query's timer does while one runs.
-    worker.unref();
-    worker.on('message', (reply: QueryReply) => this.#settle(reply));
-    worker.on('error', (error: Error & { code?: string }) => {
-      // A worker already replaced (e.g. stopped at a time limit) has no query of its own left.
-      if (this.#worker !== worker) return;
-      const outOfMemory = error.code === 'ERR_WORKER_OUT_OF_MEMORY';
-      this.#fail(
-        new ToolError(
-          outOfMemory ? 'the query needed too much memory: narrow its patterns or add a LIMIT' : 'the query engine failed; try again',
-          'QUERY_FAILED',
-        ),
-      );
-      this.#discard(worker);
-    });
-    worker.on('exit', () => {
-      if (this.#worker !== worker) return;
-      this.#worker = undefined;
-      this.#fail(new ToolError('the query engine stopped; try again', 'QUERY_FAILED'));
-    });
-    worker.postMessage({ op: 'reset', nquads: this.#snapshot() });
-    this.#worker = worker;
-    return worker;
+  /**
+   * An idle worker for a tenant's query: the one that last ran this tenant's, else a loaded one
+   * no tenant has used, else one not started, else any. So a tenant whose runaway query was just
+   * stopped waits for its own worker to restart instead of taking the loaded worker another
+   * tenant is about to use again: the restart costs the tenant that caused it.
+   */
+  #idleWorker(tenant: string): ReplicaWorker {
+    const idle = this.#workers.filter((worker) => !worker.busy);
+    return (
+      idle.find((worker) => this.#lastTenant.get(worker) === tenant) ??
+      idle.find((worker) => worker.warm && !this.#lastTenant.has(worker)) ??
+      idle.find((worker) => !worker.warm) ??
+      idle[0]!
+    );
   }
+}
 
-  #settle(reply: QueryReply): void {
-    const current = this.#inFlight;
-    if (!current || current.id !== reply.id) return;
-    this.#inFlight = undefined;
-    clearTimeout(current.timer);
-    if (reply.ok && reply.answer) current.resolve(reply.answer);
-    else current.reject(new ToolError(reply.message ?? 'the query failed', reply.reason ?? 'QUERY_FAILED'));
-  }
-
-  #fail(error: Error): void {
-    const current = this.#inFlight;
-    if (!current) return;
-    this.#inFlight = undefined;
-    clearTimeout(current.timer);
-    current.reject(error);
-  }
-
-  #discard(worker: Worker): void {
-    if (this.#worker === worker) this.#worker = undefined;
-    void worker.terminate();
-  }
+function bounded(name: string, value: number, max: number): number {
+  if (!Number.isSafeInteger(value) || value < 1 || value > max) throw new RangeError(`${name} must be an integer from 1 to ${max}`);
+  return value;
 }

@@ -9,8 +9,25 @@
 //   { op: 'replace-graph', graph, nquads } one graph's store replaced by these quads
 //   { op: 'query', id, graph, sparql, maxRows, maxBytes }
 // Messages out: { id, ok: true, answer } | { id, ok: false, reason, message }.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { Store, namedNode, parse } from 'oxigraph';
+
+/**
+ * Queries yield the CPU to the gateway's event loop: on Linux each thread has its own nice value,
+ * so this thread (not the process) is lowered. Elsewhere /proc/thread-self is absent and the
+ * thread keeps the process's priority; the main thread is never blocked by a query either way.
+ */
+function lowerThreadPriority() {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isSafeInteger(tid) && tid > 0) setPriority(tid, 10);
+  } catch {
+    // No per-thread priority here: only scheduling under CPU contention is affected.
+  }
+}
+lowerThreadPriority();
 
 /**
  * One store per named graph (per tenant): a query runs against a store holding only its own

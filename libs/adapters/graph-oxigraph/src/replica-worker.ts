@@ -1,0 +1,152 @@
+import { Worker } from 'node:worker_threads';
+import { ToolError, type QueryAnswer, type QueryLimits } from '@toolgate/contracts';
+
+/** What a query worker is told about writes; see query-worker.mjs. */
+export type ReplicaUpdate =
+  | { readonly op: 'add'; readonly nquads: string }
+  | { readonly op: 'replace-graph'; readonly graph: string; readonly nquads: string };
+
+interface QueryReply {
+  readonly id: number;
+  readonly ok: boolean;
+  readonly answer?: QueryAnswer;
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+interface InFlight {
+  readonly id: number;
+  readonly resolve: (answer: QueryAnswer) => void;
+  readonly reject: (error: Error) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+export interface ReplicaWorkerOptions {
+  /** The whole dataset as N-Quads: what a freshly started thread is loaded with. */
+  readonly snapshot: () => string;
+  /** Heap cap of the thread; a query that needs more is stopped and reported. */
+  readonly maxHeapMb: number;
+}
+
+export const closedError = (): ToolError => new ToolError('the knowledge graph is closed', 'QUERY_FAILED');
+
+/**
+ * One worker thread holding a replica of the graph, running one query at a time.
+ *
+ * Oxigraph's query call is synchronous and cannot be interrupted, so a query that outlives its
+ * time limit is stopped by terminating the thread; the next query starts a new thread, loaded
+ * from the main thread's copy. Writes are forwarded to a live thread in order, and a new thread is
+ * loaded from the snapshot in the same synchronous step that makes it current, so a query always
+ * sees every write that was forwarded before it was run.
+ */
+export class ReplicaWorker {
+  readonly #options: ReplicaWorkerOptions;
+  #thread: Worker | undefined;
+  #inFlight: InFlight | undefined;
+  #nextId = 1;
+  #closed = false;
+
+  constructor(options: ReplicaWorkerOptions) {
+    this.#options = options;
+  }
+
+  /** A query is running here. */
+  get busy(): boolean {
+    return this.#inFlight !== undefined;
+  }
+
+  /** A thread is started and loaded, so a query here pays no start-up. */
+  get warm(): boolean {
+    return this.#thread !== undefined;
+  }
+
+  /** Forwards a write to the thread, if one is running (a new one loads the snapshot instead). */
+  update(update: ReplicaUpdate): void {
+    this.#thread?.postMessage(update);
+  }
+
+  /** Runs one query; its time limit starts now. Only one query may run at a time. */
+  run(graph: string, sparql: string, limits: QueryLimits): Promise<QueryAnswer> {
+    if (this.#closed) return Promise.reject(closedError());
+    if (this.#inFlight) return Promise.reject(new Error('a query is already running on this worker'));
+    const thread = this.#ensureThread();
+    const id = this.#nextId++;
+    return new Promise<QueryAnswer>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#fail(
+          new ToolError(`the query was stopped after ${limits.timeoutMs} ms: narrow its patterns or add a LIMIT`, 'QUERY_TIMEOUT'),
+        );
+        this.#discard(thread);
+        // The thread was healthy, only the query too costly: load its successor now, while no
+        // query waits for it. (After a crash the next query starts one, so a thread that cannot
+        // start is not restarted in a loop.)
+        if (!this.#closed) this.#ensureThread();
+      }, limits.timeoutMs);
+      this.#inFlight = { id, resolve, reject, timer };
+      thread.postMessage({ op: 'query', id, graph, sparql, maxRows: limits.maxRows, maxBytes: limits.maxBytes });
+    });
+  }
+
+  /** Fails a running query as closed and stops the thread. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const thread = this.#thread;
+    this.#thread = undefined;
+    this.#fail(closedError());
+    await thread?.terminate();
+  }
+
+  #ensureThread(): Worker {
+    if (this.#thread) return this.#thread;
+    const thread = new Worker(new URL('./query-worker.mjs', import.meta.url), {
+      resourceLimits: { maxOldGenerationSizeMb: this.#options.maxHeapMb },
+      stdout: false,
+      stderr: false,
+    });
+    // An idle thread must not keep the process alive; a pending query's timer does while one runs.
+    thread.unref();
+    thread.on('message', (reply: QueryReply) => this.#settle(reply));
+    thread.on('error', (error: Error & { code?: string }) => {
+      // A thread already replaced (e.g. stopped at a time limit) has no query of its own left.
+      if (this.#thread !== thread) return;
+      const outOfMemory = error.code === 'ERR_WORKER_OUT_OF_MEMORY';
+      this.#fail(
+        new ToolError(
+          outOfMemory ? 'the query needed too much memory: narrow its patterns or add a LIMIT' : 'the query engine failed; try again',
+          'QUERY_FAILED',
+        ),
+      );
+      this.#discard(thread);
+    });
+    thread.on('exit', () => {
+      if (this.#thread !== thread) return;
+      this.#thread = undefined;
+      this.#fail(new ToolError('the query engine stopped; try again', 'QUERY_FAILED'));
+    });
+    thread.postMessage({ op: 'reset', nquads: this.#options.snapshot() });
+    this.#thread = thread;
+    return thread;
+  }
+
+  #settle(reply: QueryReply): void {
+    const current = this.#inFlight;
+    if (!current || current.id !== reply.id) return;
+    this.#inFlight = undefined;
+    clearTimeout(current.timer);
+    if (reply.ok && reply.answer) current.resolve(reply.answer);
+    else current.reject(new ToolError(reply.message ?? 'the query failed', reply.reason ?? 'QUERY_FAILED'));
+  }
+
+  #fail(error: Error): void {
+    const current = this.#inFlight;
+    if (!current) return;
+    this.#inFlight = undefined;
+    clearTimeout(current.timer);
+    current.reject(error);
+  }
+
+  #discard(thread: Worker): void {
+    if (this.#thread === thread) this.#thread = undefined;
+    void thread.terminate();
+  }
+}
