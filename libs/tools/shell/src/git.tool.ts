@@ -1,40 +1,38 @@
-import { dirname } from 'node:path';
 import { ToolError, type JsonObject, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
-import { checkGitArgs, PROTECTIVE_CONFIG } from './git-policy.js';
+import { gitEnvironment } from './git-environment.js';
+import { checkGitArgs, gitPathOperands } from './git-policy.js';
+import { checkRepositoryConfig } from './git-repository-config.js';
+import { checkPathOperands, inspectWorkspace, refuseRepository } from './git-repository-guard.js';
 import type { ShellToolLimits } from './shell-limits.js';
 import { processTimeout, runInWorkspace, shellManifestBounds, timeoutArgSchema } from './shell-run.js';
 
 export const MAX_GIT_ARGS = 64;
 export const MAX_GIT_ARG_LENGTH = 4096;
 
-/** A principal id or tenant as it may appear in a commit identity. */
-function identityPart(value: string): string {
-  return value.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'unknown';
-}
+/** Cap of the config listing read before a run; a real `.git/config` is a few KiB. */
+const CONFIG_LISTING_BYTES = 256 * 1024;
+/** Longest the config listing may take, out of the call's process deadline. */
+const CONFIG_CHECK_MS = 10_000;
 
 /**
- * The environment of every git run: no system or global configuration, no prompts, no pager or
- * editor, no repository discovery above the workspace, and commits attributed to the calling
- * principal (so the audit trail and the history agree).
+ * Reads `.git/config` with git's own parser (so what is checked is what git will use), through
+ * the call's runner and with the same pinned environment, without following includes and
+ * without running anything, then refuses any setting off the allowlist. Any failure refuses.
  */
-function gitEnvironment(ctx: ToolContext): Record<string, string> {
-  const name = identityPart(ctx.principal.id);
-  const email = `${name}@${identityPart(ctx.principal.tenant)}.toolgate.invalid`;
-  return {
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_PAGER: 'cat',
-    PAGER: 'cat',
-    GIT_EDITOR: 'true',
-    GIT_SEQUENCE_EDITOR: 'true',
-    // At tier 1 the workspace sits inside the host's file system: never find a repository above it.
-    GIT_CEILING_DIRECTORIES: dirname(ctx.workspaceRoot),
-    GIT_AUTHOR_NAME: name,
-    GIT_AUTHOR_EMAIL: email,
-    GIT_COMMITTER_NAME: name,
-    GIT_COMMITTER_EMAIL: email,
-  };
+async function checkConfig(ctx: ToolContext, env: Record<string, string>, timeoutMs: number): Promise<void> {
+  const listing = await runInWorkspace(
+    ctx,
+    { command: 'git', args: ['config', '--file', '.git/config', '--no-includes', '--list', '-z'], env },
+    Math.min(timeoutMs, CONFIG_CHECK_MS),
+    CONFIG_LISTING_BYTES,
+  );
+  if (listing.timed_out || listing.signal !== null) refuseRepository('the repository config (.git/config) could not be read in time');
+  if (listing.truncated) refuseRepository(`the repository config (.git/config) is larger than ${CONFIG_LISTING_BYTES} bytes`);
+  if (listing.exit_code !== 0) {
+    const line = /bad config line (\d+)/.exec(listing.stderr)?.[1];
+    refuseRepository(`git cannot parse the repository config (.git/config)${line ? ` (bad config line ${line})` : ''}`);
+  }
+  checkRepositoryConfig(listing.stdout);
 }
 
 /** `git <args>` on the repository in the workspace, at the configured tier, with a refusal list. */
@@ -43,7 +41,7 @@ export function gitTool(limits: ShellToolLimits): ToolDefinition {
     manifest: {
       name: 'git',
       version: '1.0.0',
-      description: `Runs git in the workspace, e.g. {"args": ["status"]} or {"args": ["commit", "-am", "message"]}. Local subcommands only (no clone, fetch, pull, push, config, submodule); options that run programs or reach outside the workspace are refused. Commits are attributed to the calling principal. ${limits.tierNote}`,
+      description: `Runs git in the workspace root on its .git repository, e.g. {"args": ["status"]} or {"args": ["commit", "-am", "message"]}. Local subcommands only (no clone, fetch, pull, push, config, submodule); options that run programs or reach outside the workspace are refused, and so are repositories whose configuration runs programs (filters, diff/merge drivers, aliases, includes) or that nest other repositories. Commits are attributed to the calling principal. ${limits.tierNote}`,
       provenance: 'first-party',
       risk: 'high',
       permissions: [{ type: 'exec', scope: '*' }],
@@ -77,8 +75,18 @@ export function gitTool(limits: ShellToolLimits): ToolDefinition {
         if (tooLong !== -1) throw new ToolError(`argument ${tooLong} is longer than ${MAX_GIT_ARG_LENGTH} characters`, 'INVALID_ARGUMENT');
         checkGitArgs(gitArgs);
         const timeoutMs = processTimeout(args, limits.maxProcessTimeoutMs);
-        const config = PROTECTIVE_CONFIG.flatMap((setting) => ['-c', setting]);
-        return runInWorkspace(ctx, { command: 'git', args: [...config, ...gitArgs], env: gitEnvironment(ctx) }, timeoutMs, limits.maxOutputBytes);
+        if (!ctx.process) {
+          throw new ToolError('this tool runs processes and needs a process tier, but it was given no process runner', 'NO_PROCESS_RUNNER');
+        }
+        const started = Date.now();
+        // Everything a file write could have planted is checked before git starts, in this order:
+        // the layout (cheap, no process), the arguments' targets, then the config through git.
+        const layout = await inspectWorkspace(ctx.workspaceRoot);
+        await checkPathOperands(ctx.workspaceRoot, gitPathOperands(gitArgs));
+        const env = gitEnvironment(ctx.principal, ctx.workspaceRoot);
+        if (layout.config) await checkConfig(ctx, env, timeoutMs);
+        const remainingMs = Math.max(1, timeoutMs - (Date.now() - started));
+        return runInWorkspace(ctx, { command: 'git', args: gitArgs, env }, remainingMs, limits.maxOutputBytes);
       },
     },
   };

@@ -245,13 +245,14 @@ describe('git against a real repository', () => {
     const hook = join(workspace, '.git', 'hooks', 'pre-commit');
     await writeFile(hook, `#!/bin/sh\ntouch ${marker}\n`);
     await chmod(hook, 0o755);
-    // A hostile repository (e.g. from an archive the agent unpacked) configures programs to run.
-    await writeFile(join(workspace, '.git', 'config'), `[core]\n\tfsmonitor = touch ${marker}-fsmonitor\n\tpager = touch ${marker}-pager\n`, { flag: 'a' });
     await writeFile(join(workspace, 'a.txt'), 'x');
     await run(['add', 'a.txt']);
     await expect(run(['commit', '-q', '-m', 'x'])).resolves.toMatchObject({ exit_code: 0 });
-    await run(['status']);
-    await run(['log']);
+    // A hostile repository (e.g. from an archive the agent unpacked) configures programs to run:
+    // the tool now refuses to run git on it at all (ADR 0024).
+    await writeFile(join(workspace, '.git', 'config'), `[core]\n\tfsmonitor = touch ${marker}-fsmonitor\n\tpager = touch ${marker}-pager\n`, { flag: 'a' });
+    await expect(run(['status'])).rejects.toMatchObject({ reason: 'GIT_REPOSITORY_REFUSED' });
+    await expect(run(['log'])).rejects.toThrow('core.fsmonitor, which runs a program');
     for (const suffix of ['', '-fsmonitor', '-pager']) await expect(stat(`${marker}${suffix}`)).rejects.toThrow();
   });
 
