@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  LinearOutputValidator,
   MCP_CALL_RESULT_SCHEMA,
   SchemaRejected,
   closeInputSchema,
@@ -184,5 +185,68 @@ describe('instruction injection through tool descriptions', () => {
     clean(`\u001b]${'a'.repeat(200_000)}`);
     clean('\u200b\n'.repeat(100_000));
     expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('catastrophic backtracking in MCP schemas', () => {
+  const HOSTILE: readonly (readonly [string, string])[] = [
+    ['^(a+)+$', `${'a'.repeat(30_000)}!`],
+    ['(a|aa)+$', `${'a'.repeat(30_000)}!`],
+    ['(.*a){20}', `${'a'.repeat(19)}${'b'.repeat(30_000)}`],
+    ['^(\\w+\\s?)*$', `${'word '.repeat(6_000)}!`],
+  ];
+  const REFUSED: readonly (readonly [string, RegExp])[] = [
+    ['(a)\\1', /backreference/],
+    ['(?<w>x)\\k<w>', /named backreference/],
+    ['a(?=b)', /lookahead/],
+    ['a(?!b)', /lookahead/],
+    ['(?<=a)b', /lookbehind/],
+    ['(?<!a)b', /lookbehind/],
+  ];
+  const placements = (pattern: string): object[] => [
+    { properties: { s: { type: 'string', pattern } } },
+    { patternProperties: { [pattern]: { type: 'string' } } },
+    { propertyNames: { pattern } },
+    { properties: { list: { type: 'array', items: { anyOf: [{ type: 'number' }, { type: 'string', pattern }] } } } },
+  ];
+
+  it.each(HOSTILE)('accepts an input schema with %s: the gateway runs it in linear time', (pattern) => {
+    for (const schema of placements(pattern)) expect(() => closeInputSchema(schema)).not.toThrow();
+  });
+
+  it.each(REFUSED)('rejects an input schema using %s, wherever the pattern sits, with the reason', (pattern, why) => {
+    for (const schema of placements(pattern)) {
+      expect(() => closeInputSchema(schema)).toThrow(SchemaRejected);
+      expect(() => closeInputSchema(schema)).toThrow(why);
+    }
+  });
+
+  it.each(HOSTILE)('checks structured output against an output schema with %s in linear time', (pattern, input) => {
+    const validators = new LinearOutputValidator();
+    for (const schema of [
+      { type: 'object', properties: { s: { type: 'string', pattern } } },
+      { type: 'object', patternProperties: { [pattern]: { type: 'number' } }, additionalProperties: false },
+      { type: 'object', propertyNames: { pattern } },
+    ]) {
+      const validate = validators.getValidator(schema);
+      const started = performance.now();
+      const result = validate(schema.properties ? { s: input } : { [input]: 'x' });
+      expect(performance.now() - started).toBeLessThan(100);
+      expect(result.valid).toBe(false);
+    }
+  });
+
+  it('refuses every output of a tool whose output schema the engine cannot run, and keeps checking the others', () => {
+    const validators = new LinearOutputValidator();
+    for (const [pattern, why] of REFUSED) {
+      const refused = validators.getValidator({ type: 'object', properties: { s: { type: 'string', pattern } } })({ s: 'a' });
+      expect(refused.valid).toBe(false);
+      expect(refused.errorMessage).toMatch(why);
+    }
+    const fine = validators.getValidator<{ n: number }>({ $id: 'urn:tool:out', type: 'object', properties: { n: { type: 'number', minimum: 0 } }, required: ['n'] });
+    expect(fine({ n: 1 })).toEqual({ valid: true, data: { n: 1 }, errorMessage: undefined });
+    expect(fine({ n: -1 }).valid).toBe(false);
+    // A server that lists its tools again reuses its ids.
+    expect(validators.getValidator({ $id: 'urn:tool:out', type: 'object' })({}).valid).toBe(true);
   });
 });

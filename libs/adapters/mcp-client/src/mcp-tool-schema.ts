@@ -1,5 +1,7 @@
-import { Ajv } from 'ajv';
-import type { JsonObject, JsonSchema, JsonValue } from '@toolgate/contracts';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { ecmaToLinearPattern, PatternRefused, type JsonObject, type JsonSchema, type JsonValue } from '@toolgate/contracts';
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { RE2JS } from 're2js';
 
 /** Bounds on what a server may declare about one tool. */
 export const MCP_TOOL_LIMITS = {
@@ -38,9 +40,56 @@ export class SchemaRejected extends Error {
   override readonly name = 'SchemaRejected';
 }
 
+/**
+ * Every schema pattern this adapter compiles runs on a linear-time engine, read as the gateway
+ * reads it (`ecmaToLinearPattern`): a server's pattern with a backtracking blow-up must not stall
+ * the event loop, and one the engine cannot run (a backreference, a lookaround) is refused here,
+ * where the refusal is logged, rather than only by the gateway's registry.
+ */
+function linearRegExp(pattern: string): { test(text: string): boolean; toString(): string } {
+  let engine: RE2JS;
+  try {
+    engine = RE2JS.compile(ecmaToLinearPattern(pattern));
+  } catch (error) {
+    const why = error instanceof PatternRefused ? error.message : 'the pattern cannot be compiled by the linear-time engine';
+    throw new PatternRefused(`pattern '${sanitiseMessage(pattern, 80)}': ${why}`);
+  }
+  return { test: (text) => engine.test(text), toString: () => `/${pattern}/u` };
+}
+linearRegExp.code = 'linearRegExp';
+
 // A compiler used only to prove a schema compiles; the gateway compiles its own copy to validate.
 // Formats are the gateway's business, so they are neither checked nor warned about here.
-const probe = new Ajv({ strict: false, validateSchema: true, validateFormats: false, logger: false });
+const probe = new Ajv({ strict: false, validateSchema: true, validateFormats: false, logger: false, code: { regExp: linearRegExp } });
+
+/**
+ * What the MCP SDK's client checks a tool's `structuredContent` against the server's own
+ * `outputSchema` with. The SDK's default validator runs schema patterns as native RegExps on the
+ * event loop, so a server could pair a backtracking pattern with an output that triggers it and
+ * stall the gateway on every call. Here patterns run on the linear-time engine, and a schema that
+ * does not compile (or uses a pattern the engine cannot run) gives a validator that refuses every
+ * output with the reason: that tool's calls fail clearly, the server's other tools keep working.
+ * Formats are not checked, as for input schemas.
+ */
+export class LinearOutputValidator implements jsonSchemaValidator {
+  private readonly ajv = new Ajv({ strict: false, validateSchema: false, validateFormats: false, allErrors: true, logger: false, code: { regExp: linearRegExp } });
+
+  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    let validate: ValidateFunction;
+    try {
+      validate = this.ajv.compile(schema);
+    } catch (error) {
+      const why = sanitiseMessage(error instanceof Error ? error.message : 'unknown error', 300);
+      return () => ({ valid: false, data: undefined, errorMessage: `the tool's output schema is unusable: ${why}` });
+    } finally {
+      // The compiled function stays valid; the compiler forgets the schema, so a server that
+      // relists its tools (or reuses an $id) neither grows it nor trips over a duplicate.
+      this.ajv.removeSchema(schema as object);
+    }
+    return (input) =>
+      validate(input) ? { valid: true, data: input as T, errorMessage: undefined } : { valid: false, data: undefined, errorMessage: this.ajv.errorsText(validate.errors) };
+  }
+}
 
 /**
  * Turns a server's `inputSchema` into a manifest input schema: a deep copy without `$schema` and

@@ -15,6 +15,7 @@ import {
 } from '@toolgate/contracts';
 import type { McpServerConfig } from './mcp-servers-config.js';
 import {
+  LinearOutputValidator,
   MCP_CALL_RESULT_SCHEMA,
   MCP_TOOL_LIMITS,
   SchemaRejected,
@@ -173,7 +174,8 @@ export class McpToolSource implements ToolSource {
       ...(this.opts.stopGraceMs === undefined ? {} : { killGraceMs: this.opts.stopGraceMs }),
     });
     // No client capabilities: the server cannot ask the gateway for sampling, roots or elicitation.
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    // The SDK checks structured output against the server's outputSchema: on the linear engine.
+    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new LinearOutputValidator() });
     let connection: Connection | undefined;
     let exited = false;
     client.onclose = () => {
