@@ -97,6 +97,14 @@ describe('REST API (embedded defaults, demo principal)', () => {
     expect((await h.call('/elsewhere')).status).toBe(404);
   });
 
+  it('refuses a malformed percent-encoding in a path parameter with 400, not 500', async () => {
+    for (const id of ['%E0%A4%A', '%', '%zz', '%C0%AF']) {
+      const res = await h.call(`/api/v1/approvals/${id}/decide`, { method: 'POST', token: 'demo', json: { decision: 'approve' } });
+      expect(res.status, id).toBe(400);
+      expect(JSON.stringify(res.body)).not.toMatch(/internal|URI malformed/);
+    }
+  });
+
   it('invalid tool input is a denial naming the valid parameters', async () => {
     const { body } = await h.call('/api/v1/tools/invoke', {
       method: 'POST',

@@ -68,7 +68,13 @@ export function createRestHandler(appRouter: AppRouter) {
     const route = matching.find((r) => r.method === req.method);
     if (!route) return error(405, 'METHOD_NOT_SUPPORTED', `${req.method} is not supported on ${req.path}; use ${matching.map((r) => r.method).join(' or ')}`);
     if (!req.principal) return error(401, 'UNAUTHORIZED', 'missing or invalid bearer token');
-    const params = route.pattern.exec(req.path)!.slice(1).map((p) => decodeURIComponent(p));
+    let params: string[];
+    try {
+      params = route.pattern.exec(req.path)!.slice(1).map((p) => decodeURIComponent(p));
+    } catch {
+      // A malformed percent-encoding (`%E0%A4%A`) is the client's fault, not an internal error.
+      return error(400, 'BAD_REQUEST', `the path ${req.path.slice(0, 200)} has a malformed percent-encoding`);
+    }
     try {
       const body = await route.run(createCaller(createContextInner({ principal: req.principal })), req, params);
       return { status: 200, body };
