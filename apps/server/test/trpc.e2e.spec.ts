@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_TRPC_BATCH } from '../src/http/http-server.js';
 import { startHarness, type Harness } from './e2e-harness.js';
 
 /** The tRPC endpoint as non-TypeScript clients see it (docs/api.md, "tRPC wire format"). */
@@ -41,5 +42,23 @@ describe('tRPC over HTTP', () => {
       json: { tool: 'calculator', args: { expression: '1'.repeat(2 * 1024 * 1024) } },
     });
     expect(huge.status).toBe(413);
+  });
+
+  it('runs a small batch, and refuses a batch past the cap before any call runs (one request, many tool calls)', async () => {
+    const batch = (n: number) => {
+      const body = Object.fromEntries(Array.from({ length: n }, (_, i) => [String(i), { tool: 'calculator', args: { expression: `${i}+1` } }]));
+      return h.call(`/trpc/${Array.from({ length: n }, () => 'tools.invoke').join(',')}?batch=1`, { method: 'POST', token: 'demo', json: body });
+    };
+    const small = await batch(2);
+    expect(small.status).toBe(200);
+    expect(small.body.map((r: { result: { data: { output: { result: number } } } }) => r.result.data.output.result)).toEqual([1, 2]);
+
+    const before = (await h.call('/api/v1/audit/tail?limit=200', { token: 'demo' })).body;
+    const big = await batch(MAX_TRPC_BATCH + 1);
+    expect(big.status).toBe(400);
+    expect(JSON.stringify(big.body)).toMatch(/batch/i);
+    const after = (await h.call('/api/v1/audit/tail?limit=200', { token: 'demo' })).body;
+    // Nothing of the refused batch was audited: no call of it reached the gateway.
+    expect(JSON.stringify(after)).toBe(JSON.stringify(before));
   });
 });

@@ -15,6 +15,9 @@ export interface HttpServerDeps {
   readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
+/** The most calls one tRPC batch request may carry; a larger batch is refused with 400. */
+export const MAX_TRPC_BATCH = 32;
+
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',
@@ -122,6 +125,8 @@ export function createHttpServer(deps: HttpServerDeps): Server {
         path: path.slice('/trpc/'.length),
         router: deps.router,
         maxBodySize: deps.maxBodyBytes,
+        // One request may not fan out into an unbounded number of tool calls (each audited twice).
+        maxBatchSize: MAX_TRPC_BATCH,
         createContext: () => createContextInner(principal ? { principal } : {}),
         // A Headers instance is appended to tRPC's own, so its `vary` keeps Origin beside trpc-accept.
         responseMeta: () => ({ headers: new Headers({ ...SECURITY_HEADERS, ...(verdict.corsOrigin !== undefined ? corsResponseHeaders(verdict.corsOrigin) : {}) }) }),
