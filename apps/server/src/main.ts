@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const server = await startServer(config, log);
   log('info', `listening on ${server.url} (tRPC ${server.url}/trpc, REST ${server.url}/api/v1, health ${server.url}/healthz)`);
-  log('info', `data dir ${config.dataDir}; state ${config.store}; audit ${config.audit}; shell tier ${config.shellTier}`);
+  log('info', `data dir ${config.dataDir}; state ${config.store}; audit ${config.audit}; bash and git ${server.shellTier ? `at tier ${server.shellTier}` : 'not offered'}`);
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { PrincipalDirectoryToken } from '@toolgate/contracts';
-import { isLoopbackHost, type ServerConfig } from './config.js';
+import { isLoopbackHost, type ServerConfig, type ShellTier } from './config.js';
 import { buildContainer, resolve, seedRoster } from './container.js';
 import { createHostGuard } from './http/host-guard.js';
 import { createHttpServer } from './http/http-server.js';
@@ -12,6 +12,8 @@ export interface RunningServer {
   /** Base URL, e.g. `http://127.0.0.1:8765`. */
   readonly url: string;
   readonly port: number;
+  /** The tier bash and git run at, or undefined when they are not offered (the default tier cannot run here). */
+  readonly shellTier: ShellTier | undefined;
   /** Stops accepting requests, waits for open ones, closes every adapter. */
   close(): Promise<void>;
 }
@@ -65,6 +67,7 @@ export async function startServer(config: ServerConfig, log: Log): Promise<Runni
     return {
       url: `http://${host}:${port}`,
       port,
+      shellTier: resources.shellTier,
       close: async () => {
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
