@@ -1,25 +1,12 @@
 import { z } from 'zod';
-
-/** Deepest nesting accepted in tool arguments; deeper input could exhaust recursive validators. */
-export const MAX_ARGS_DEPTH = 32;
-
-function depthWithin(value: unknown, limit: number): boolean {
-  // Iterative on purpose: a recursive walk is exactly what hostile nesting attacks.
-  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
-  while (stack.length > 0) {
-    const item = stack.pop()!;
-    if (item.value === null || typeof item.value !== 'object') continue;
-    if (item.depth >= limit) return false;
-    for (const child of Object.values(item.value as object)) stack.push({ value: child, depth: item.depth + 1 });
-  }
-  return true;
-}
+import { MAX_ARGS_DEPTH, nestedWithin } from '@toolgate/gateway';
 
 const toolName = z.string().min(1).max(128).regex(/^[a-z][a-z0-9_]*$/, 'tool names are lowercase snake_case');
 const version = z.string().min(1).max(64);
+// The depth check comes first and stops the pipe: `z.json()` recurses once per level.
 const args = z
-  .record(z.string(), z.json())
-  .refine((value) => depthWithin(value, MAX_ARGS_DEPTH), `arguments are nested deeper than ${MAX_ARGS_DEPTH} levels`);
+  .custom<unknown>((value) => nestedWithin(value, MAX_ARGS_DEPTH), `arguments are nested deeper than ${MAX_ARGS_DEPTH} levels`)
+  .pipe(z.record(z.string(), z.json()));
 const grant = z.strictObject({ type: z.string().min(1).max(32), scope: z.string().min(1).max(256) });
 
 export const invokeInput = z.strictObject({

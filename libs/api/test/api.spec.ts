@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
 import type { AuditEvent, AuditRecord, AuditSink, Principal, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
-import { Gateway, ToolRegistry } from '@toolgate/gateway';
+import { Gateway, MAX_ARGS_DEPTH, ToolRegistry } from '@toolgate/gateway';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { TRPCError } from '@trpc/server';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createAppRouter, createCallerFactory, createContextInner, createRestHandler, MAX_ARGS_DEPTH } from '../src/index.js';
+import { createAppRouter, createCallerFactory, createContextInner, createRestHandler } from '../src/index.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
 const operator: Principal = { id: 'o', tenant: 'acme', roles: ['worker', 'operator'] };

@@ -5,6 +5,7 @@ import { allowGate } from './gates/allow-gate.js';
 import { approvalGate } from './gates/approval-gate.js';
 import { authorize } from './gates/audit-gate.js';
 import { budgetGate } from './gates/budget-gate.js';
+import { depthGate } from './gates/depth-gate.js';
 import { egressGate } from './gates/egress-gate.js';
 import { execute, executorFor, type Execution } from './gates/execute-gate.js';
 import { inputGate } from './gates/input-gate.js';
@@ -14,12 +15,18 @@ import { permissionsGate } from './gates/permissions-gate.js';
 import { sizeGate } from './gates/size-gate.js';
 import { stateUnavailable } from './gates/state-unavailable.js';
 
+/** Gate 4: nesting first (every later step recurses over the arguments), then the serialized size. */
+const nestingAndSizeGate: CallGate = {
+  name: 'size',
+  check: (call, runtime) => depthGate.check(call, runtime) ?? sizeGate.check(call, runtime),
+};
+
 /** Gates 1–8: everything that can be decided without spending or running anything (ADR 0005). */
 export const PREFLIGHT_GATES: readonly CallGate[] = [
   lookupGate,
   allowGate,
   budgetGate,
-  sizeGate,
+  nestingAndSizeGate,
   permissionsGate,
   inputGate,
   approvalGate,
@@ -31,7 +38,7 @@ export const PREFLIGHT_GATES: readonly CallGate[] = [
  * budget is checked (not charged) too: a principal whose calls are used up cannot make approvers
  * read requests it could not act on, however many it sends.
  */
-export const APPROVAL_REQUEST_GATES: readonly CallGate[] = [lookupGate, allowGate, budgetGate, sizeGate, inputGate];
+export const APPROVAL_REQUEST_GATES: readonly CallGate[] = [lookupGate, allowGate, budgetGate, nestingAndSizeGate, inputGate];
 
 /**
  * Runs gates in order and stops at the first refusal. A gate that throws (a store that is down,

@@ -5,5 +5,6 @@ export { ToolRegistry, type RejectedTool } from './tool-registry.js';
 export type { ToolTrust } from './manifest-rules.js';
 export type { ApprovalRequestResult } from './approval-desk.js';
 export type { TenantAuditReport } from './audit-access.js';
+export { MAX_ARGS_DEPTH, nestedWithin } from './nesting.js';
 export { normalizeEgressHost } from './egress-host.js';
 export { canonicalJson, payloadDigest, argsDigest, type ApprovalPayload } from './canonical-json.js';
