@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ToolError, type JsonObject, type ProcessLimits, type ProcessResult, type ProcessRunner, type ProcessSpec, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gitEnvironment } from './git-environment.js';
+import { checkRepositoryConfig } from './git-repository-config.js';
 import { inspectWorkspace } from './git-repository-guard.js';
 import { createShellTools, PROTECTIVE_CONFIG } from './index.js';
 
@@ -70,6 +71,7 @@ let runner: WorkspaceRunner;
 const run = (...args: string[]) => git.handler.invoke({ args }, context(workspace, runner)) as Promise<JsonObject>;
 /** A call that must be refused with `reason`, whose message must say `says`. */
 const refused = async (args: string[], reason: string, says?: string | RegExp) => {
+  const before = runner.runs.length;
   const error = await run(...args).then(
     (result) => new Error(`expected a refusal, got ${JSON.stringify(result)}`),
     (e: unknown) => e,
@@ -79,6 +81,8 @@ const refused = async (args: string[], reason: string, says?: string | RegExp) =
   if (says !== undefined) expect((error as Error).message).toMatch(says);
   // No refusal names a host path.
   expect((error as Error).message).not.toContain(base);
+  // The refused command never started: at most the config listing ran.
+  for (const spec of runner.runs.slice(before)) expect(spec.args.slice(0, 3)).toEqual(['config', '--file', '.git/config']);
   return error as ToolError;
 };
 
@@ -593,4 +597,47 @@ describe('normal flows keep working', () => {
     expect(worstGap).toBeLessThan(100);
     await expect(inspectWorkspace(workspace, { maxEntries: 1000 })).rejects.toThrow(/more than 1000 files and directories/);
   }, 60_000);
+});
+
+describe('config allowlist spellings', () => {
+  const listing = (...keys: string[]) => keys.map((key) => `${key}\nvalue\0`).join('');
+  it('accepts harmless keys however git prints them, subsections with dots included', () => {
+    expect(() => checkRepositoryConfig(listing('core.bare', 'Core.FileMode', 'branch.feature.x.remote', 'remote.up.stream.url', 'advice.detachedhead', 'color.diff.meta'))).not.toThrow();
+    expect(() => checkRepositoryConfig('core.bare\0user.name\nSomeone\0')).not.toThrow();
+    expect(() => checkRepositoryConfig('')).not.toThrow();
+  });
+
+  const refusedKeys: [string, RegExp][] = [
+    ['filter.x.clean', /defines a filter driver/],
+    ['FILTER.X.SMUDGE', /defines a filter driver/],
+    ['diff.x.renames', /configures a diff driver/],
+    ['diff.a.b.textconv', /runs a program/],
+    ['merge.x.name', /configures a merge driver/],
+    ['branch.remote', /not on the list/],
+    ['remote.origin.uploadpack', /runs a program/],
+    ['remote.origin.vcs', /runs a program/],
+    ['remote.url.x.evil', /not on the list/],
+    ['includeif.onbranch:main.path', /pulls in settings/],
+    ['gpg.ssh.program', /runs a program/],
+    ['pager.log', /can run a program/],
+    ['commit.template', /read a file/],
+    ['core.worktree', /another work tree/],
+  ];
+  it.each(refusedKeys)('refuses %s, saying why', (key, why) => {
+    expect(() => checkRepositoryConfig(listing('core.bare', key))).toThrow(why);
+  });
+
+  it('shows a hostile key without its control characters and cut to length', () => {
+    const error = (() => {
+      try {
+        checkRepositoryConfig(listing(`x.\u001b[2J${'y'.repeat(500)}.z`));
+      } catch (e) {
+        return e as ToolError;
+      }
+      throw new Error('not refused');
+    })();
+    expect(error.reason).toBe('GIT_REPOSITORY_REFUSED');
+    expect(error.message).not.toContain('\u001b');
+    expect(error.message.length).toBeLessThan(400);
+  });
 });
