@@ -596,6 +596,8 @@ describe('normal flows keep working', () => {
     }
     expect(worstGap).toBeLessThan(100);
     await expect(inspectWorkspace(workspace, { maxEntries: 1000 })).rejects.toThrow(/more than 1000 files and directories/);
+    // An aborted call stops the walk rather than finishing it.
+    await expect(inspectWorkspace(workspace, { signal: AbortSignal.abort() })).rejects.toMatchObject({ reason: 'ABORTED' });
   }, 60_000);
 });
 

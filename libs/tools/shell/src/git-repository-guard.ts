@@ -1,6 +1,6 @@
 import { lstat, opendir, realpath } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
-import { ToolError } from '@toolgate/contracts';
+import { ToolAbortedError, ToolError } from '@toolgate/contracts';
 
 /** What {@link inspectWorkspace} found at the workspace root. */
 export interface RepositoryLayout {
@@ -14,6 +14,8 @@ export interface RepositoryLayout {
 export interface InspectOptions {
   /** Most files and directories looked at before the check gives up (and refuses). Default {@link MAX_CHECKED_ENTRIES}. */
   readonly maxEntries?: number;
+  /** The call's signal: an aborted call stops the walk (`ToolAbortedError`) instead of finishing it for nothing. */
+  readonly signal?: AbortSignal;
 }
 
 /** Default bound of the workspace walk: enough for a large monorepo with its dependencies. */
@@ -114,6 +116,7 @@ export async function inspectWorkspace(workspaceRoot: string, options: InspectOp
   while (pending.length > 0) {
     const { relative, inGit } = pending.pop() as { relative: string; inGit: boolean };
     const directory = relative === '' ? root : join(root, relative);
+    if (options.signal?.aborted) throw new ToolAbortedError();
     try {
       for await (const entry of await opendir(directory, { bufferSize: 256 })) {
         seen += 1;

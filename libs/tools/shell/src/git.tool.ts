@@ -81,7 +81,7 @@ export function gitTool(limits: ShellToolLimits): ToolDefinition {
         const started = Date.now();
         // Everything a file write could have planted is checked before git starts, in this order:
         // the layout (cheap, no process), the arguments' targets, then the config through git.
-        const layout = await inspectWorkspace(ctx.workspaceRoot);
+        const layout = await inspectWorkspace(ctx.workspaceRoot, { signal: ctx.signal });
         await checkPathOperands(ctx.workspaceRoot, gitPathOperands(gitArgs));
         const env = gitEnvironment(ctx.principal, ctx.workspaceRoot);
         if (layout.config) await checkConfig(ctx, env, timeoutMs);
