@@ -311,7 +311,7 @@ describe('planted repository', () => {
 describe('config that runs programs', () => {
   /** [what, config appended to .git/config, files written, calls that would run the program]. */
   const cases: [string, string, Record<string, string>, string[][], RegExp][] = [
-    ['filter clean', `[filter "x"]\n\tclean = ${plant('clean')}; cat\n`, { '.gitattributes': '* filter=x\n' }, [['add', 'a.txt'], ['status']], /filter\.x\.clean, which defines a filter driver/],
+    ['filter clean', `[filter "x"]\n\tclean = ${plant('clean')}; cat\n`, { '.gitattributes': '* filter=x\n' }, [['add', 'a.txt'], ['status']], /filter\.x\.clean, which runs a program \(a filter driver\)/],
     ['filter smudge', `[filter "lfs"]\n\tsmudge = ${plant('smudge')}; cat\n`, { '.gitattributes': '*.txt filter=lfs\n' }, [['checkout', '--', 'a.txt']], /filter\.lfs\.smudge/],
     ['filter process', `[filter "x"]\n\tprocess = ${plant('process')}\n\trequired\n`, { '.gitattributes': '* filter=x\n' }, [['add', 'a.txt']], /filter\.x\.process/],
     ['filter, other case and legacy spelling', `[FILTER.x]\n\tClean = ${plant('legacy')}; cat\n`, { '.gitattributes': '* filter=x\n' }, [['add', 'a.txt']], /filter\.x\.clean/],
@@ -610,8 +610,8 @@ describe('config allowlist spellings', () => {
   });
 
   const refusedKeys: [string, RegExp][] = [
-    ['filter.x.clean', /defines a filter driver/],
-    ['FILTER.X.SMUDGE', /defines a filter driver/],
+    ['filter.x.clean', /runs a program \(a filter driver\)/],
+    ['FILTER.X.SMUDGE', /runs a program \(a filter driver\)/],
     ['diff.x.renames', /configures a diff driver/],
     ['diff.a.b.textconv', /runs a program/],
     ['merge.x.name', /configures a merge driver/],

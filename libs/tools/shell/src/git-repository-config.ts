@@ -195,7 +195,7 @@ function whyRefused(key: string): string {
   const generic = `${section}.${name}`;
   if (section === 'include' || section === 'includeif') return 'pulls in settings from another file, which this tool cannot check';
   if (section === 'alias') return 'defines an alias, which can run a program';
-  if (section === 'filter') return 'defines a filter driver, which runs a program on file contents';
+  if (section === 'filter') return 'runs a program (a filter driver)';
   if (PROGRAM_KEYS.has(generic) || (section === 'gpg' && name.endsWith('program'))) return 'runs a program';
   if (['pager', 'man', 'browser', 'difftool', 'mergetool', 'guitool', 'sendemail', 'submodule', 'hook'].includes(section)) return 'can run a program';
   const path = PATH_KEYS.get(generic);
