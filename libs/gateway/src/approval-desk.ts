@@ -5,6 +5,7 @@ import { APPROVAL_REQUEST_GATES, runGates } from './gate-pipeline.js';
 import { GatewayError } from './gateway-error.js';
 import { payloadDigestOf } from './gates/approval-gate.js';
 import { stateUnavailable } from './gates/state-unavailable.js';
+import { APPROVAL_FILES_NOTE, digestNamedFiles, namedPaths, ReadBudget, type NamedFile } from './named-files.js';
 import { fromStore, holds, requireRole } from './roles.js';
 
 const DEFAULT_LIST_LIMIT = 50;
@@ -18,8 +19,19 @@ const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'c
  */
 export const MAX_PENDING_APPROVALS_PER_PRINCIPAL = 20;
 
+/**
+ * An approval as shown to people: the record, what it does not bind, and for `bash` and `git` the
+ * workspace files its arguments name with their SHA-256 as they are now (read when shown).
+ */
+export interface ApprovalView extends ApprovalRecord {
+  /** Always `APPROVAL_FILES_NOTE`: the approval binds the arguments, not the files they name. */
+  readonly note: string;
+  /** Present for `bash`/`git` approvals still pending or approved whose arguments name workspace files. */
+  readonly namedFiles?: readonly NamedFile[];
+}
+
 /** The result of asking for an approval: the pending record, or why it cannot be asked for. */
-export type ApprovalRequestResult = { readonly ok: true; readonly approval: ApprovalRecord } | { readonly ok: false; readonly denial: Denial };
+export type ApprovalRequestResult = { readonly ok: true; readonly approval: ApprovalView } | { readonly ok: false; readonly denial: Denial };
 
 /**
  * Approval requests and decisions. A request goes through lookup, allow, size and input, so
@@ -98,16 +110,18 @@ export class ApprovalDesk {
         denial: deny('audit', 'AUDIT_UNAVAILABLE', 'The audit trail cannot record this approval request, so it was not created.', 'Try again later; an operator can check the audit sink with health.'),
       };
     }
+    let created: ApprovalRecord;
     try {
-      return { ok: true, approval: await deps.approvals.create(approval) };
+      created = await deps.approvals.create(approval);
     } catch {
       // The store may or may not have kept it; the trail must not claim either.
       await this.#followUp(approvalRequestedEvent(approval, [], deps.clock.now(), `outcome unknown: the approval store failed (the request recorded at seq ${receipt.seq})`));
       return { ok: false, denial: stateUnavailable('approval') };
     }
+    return { ok: true, approval: await this.#view(created, new ReadBudget()) };
   }
 
-  async list(principal: Principal, filter: { status?: ApprovalStatus; limit?: number } = {}): Promise<readonly ApprovalRecord[]> {
+  async list(principal: Principal, filter: { status?: ApprovalStatus; limit?: number } = {}): Promise<readonly ApprovalView[]> {
     if (filter.status !== undefined && !STATUSES.includes(filter.status)) {
       throw new GatewayError('INVALID', `status must be one of ${STATUSES.join(', ')}`);
     }
@@ -122,7 +136,28 @@ export class ApprovalDesk {
       }),
     );
     // The store is tenant-scoped; this filter is the second lock on the same door.
-    return records.filter((r) => r.tenant === principal.tenant && (everyone || r.requester === principal.id));
+    const visible = records.filter((r) => r.tenant === principal.tenant && (everyone || r.requester === principal.id));
+    const budget = new ReadBudget();
+    const views: ApprovalView[] = [];
+    // One after another: the shared budget bounds what one listing reads, in order of the list.
+    for (const record of visible) views.push(await this.#view(record, budget));
+    return views;
+  }
+
+  /** The record with its note and, where the arguments name workspace files, their digests now. */
+  async #view(record: ApprovalRecord, budget: ReadBudget): Promise<ApprovalView> {
+    const view = { ...record, note: APPROVAL_FILES_NOTE };
+    if (record.status !== 'pending' && record.status !== 'approved') return view;
+    const paths = namedPaths(record.tool, record.args);
+    if (paths.length === 0) return view;
+    try {
+      const workspace = await this.runtime.workspaces.prepare(record.tenant);
+      const namedFiles = await digestNamedFiles(workspace, paths, budget);
+      return namedFiles.length === 0 ? view : { ...view, namedFiles };
+    } catch {
+      // Showing digests is a courtesy to the approver; without a workspace there is nothing to show.
+      return view;
+    }
   }
 
   async decide(principal: Principal, id: string, decision: { approve: boolean; reason?: string }): Promise<ApprovalRecord> {

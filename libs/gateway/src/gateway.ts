@@ -12,7 +12,7 @@ import type {
   Principal,
   ToolManifest,
 } from '@toolgate/contracts';
-import { ApprovalDesk, type ApprovalRequestResult } from './approval-desk.js';
+import { ApprovalDesk, type ApprovalRequestResult, type ApprovalView } from './approval-desk.js';
 import { AuditAccess, type TenantAuditReport } from './audit-access.js';
 import { deny, newCall, type Call, type Runtime } from './call.js';
 import { EgressSettingsDesk } from './egress-settings.js';
@@ -108,7 +108,7 @@ export class Gateway {
   }
 
   /** Approvers and operators see their tenant's approvals; everyone else only their own requests. */
-  listApprovals(principal: Principal, filter?: { status?: ApprovalStatus; limit?: number }): Promise<readonly ApprovalRecord[]> {
+  listApprovals(principal: Principal, filter?: { status?: ApprovalStatus; limit?: number }): Promise<readonly ApprovalView[]> {
     return this.#approvals.list(principal, filter);
   }
 

