@@ -532,6 +532,13 @@ describe('writing/reading outside the work tree', () => {
     await refused(['mv', 'a.txt', 'relative-out/new/a.txt'], 'GIT_ARGUMENT_REFUSED', /leads outside/);
     await refused(['mv', 'a.txt', '.git/config'], 'GIT_ARGUMENT_REFUSED', /git's own directory/);
     await refused(['mv', 'a.txt', './.GIT/hooks/pre-commit'], 'GIT_ARGUMENT_REFUSED', /git's own directory/);
+    // git itself makes a link into .git from a patch, then `mv -f` would overwrite .git/config through it.
+    await write('link.patch', 'diff --git a/into b/into\nnew file mode 120000\n--- /dev/null\n+++ b/into\n@@ -0,0 +1 @@\n+.git\n\\ No newline at end of file\n');
+    await expect(run('apply', 'link.patch')).resolves.toMatchObject({ exit_code: 0 });
+    await refused(['mv', '-f', 'a.txt', 'into/config'], 'GIT_ARGUMENT_REFUSED', /'into\/config' leads into git's own directory/);
+    await refused(['mv', '-f', 'a.txt', 'into/hooks/new'], 'GIT_ARGUMENT_REFUSED', /leads into git's own directory/);
+    await refused(['commit', '-F', 'into/HEAD'], 'GIT_ARGUMENT_REFUSED', /leads into git's own directory/);
+    await expect(readFile(join(workspace, '.git', 'config'), 'utf8')).resolves.not.toContain('one');
     await refused(['add', 'other-tenant/secret.txt'], 'GIT_ARGUMENT_REFUSED', /leads outside/);
     await refused(['checkout', 'HEAD', '--', '../other/secret.txt'], 'GIT_ARGUMENT_REFUSED', /outside the workspace/);
     await refused(['ls-files', '--recurse-submodules'], 'GIT_ARGUMENT_REFUSED', /nested repositories/);

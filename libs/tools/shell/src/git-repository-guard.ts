@@ -1,5 +1,5 @@
 import { lstat, opendir, realpath } from 'node:fs/promises';
-import { dirname, join, normalize, sep } from 'node:path';
+import { dirname, join, normalize, relative, sep } from 'node:path';
 import { ToolAbortedError, ToolError } from '@toolgate/contracts';
 
 /** What {@link inspectWorkspace} found at the workspace root. */
@@ -156,7 +156,8 @@ export async function inspectWorkspace(workspaceRoot: string, options: InspectOp
 /**
  * Refuses an argument that names a path in the workspace which, through a symbolic link, lies
  * outside it (`commit -F notes` with `notes -> /etc/hostname`, `mv a.txt out/` with
- * `out -> /srv/other-tenant`). Arguments were already checked as text (no absolute path, no
+ * `out -> /srv/other-tenant`) or inside `.git` (`mv -f a.txt into/config` with `into -> .git`,
+ * a link git itself can create from a patch). Arguments were already checked as text (no absolute path, no
  * `..`); this checks what the file system makes of them. A name that does not exist is checked
  * through its longest existing parent. Resolved on the host, where the tier's view of the
  * workspace comes from.
@@ -171,6 +172,10 @@ export async function checkPathOperands(workspaceRoot: string, operands: readonl
         const real = await realpath(join(root, probe));
         if (!isInside(root, real)) {
           throw new ToolError(`git: '${shown(operand)}' leads outside the workspace through a symbolic link`, 'GIT_ARGUMENT_REFUSED');
+        }
+        // `git mv -f a.txt link/config` with `link -> .git` really overwrites .git/config.
+        if (relative(root, real).split(sep)[0]?.toLowerCase() === '.git') {
+          throw new ToolError(`git: '${shown(operand)}' leads into git's own directory (.git) through a symbolic link`, 'GIT_ARGUMENT_REFUSED');
         }
         break;
       } catch (error) {
