@@ -139,10 +139,18 @@ describe('no hostile input holds the event loop, end to end', () => {
       `${'{a,a}'.repeat(40)}b`,
       `${'[a]*'.repeat(30)}b`,
       `${'?'.repeat(200)}*b`,
-      `${'*?'.repeat(100)}b`,
+      `${'*?'.repeat(32)}b`,
+      `${'*a'.repeat(32)}${'?'.repeat(900)}`,
     ])('glob %s answers with no match while /healthz stays prompt', async (pattern) => {
       const { body, health } = await whileHealthy(() => invoke('glob', { pattern }));
       expect(body).toMatchObject({ ok: true, output: { matches: [], truncated: false } });
+      expect(Math.max(...health)).toBeLessThan(HEALTH_BOUND_MS);
+    });
+
+    it('refuses a glob past the complexity bounds with a clear reason while /healthz stays prompt', async () => {
+      const { body, health } = await whileHealthy(() => invoke('glob', { pattern: '*a'.repeat(100) }));
+      expect(body).toMatchObject({ ok: false, denial: { code: 'EXECUTION_FAILED', data: { reason: 'INVALID_PATTERN' } } });
+      expect(body.denial.message).toMatch(/more than 32 '\*' wildcards/);
       expect(Math.max(...health)).toBeLessThan(HEALTH_BOUND_MS);
     });
 

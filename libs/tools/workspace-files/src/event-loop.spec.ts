@@ -77,7 +77,8 @@ describe('catastrophic backtracking in globs', () => {
     '[a]*'.repeat(30) + 'b',
     '*[a]*[a]*[a]*[a]*[a]*[!a]',
     '?'.repeat(200) + '*b',
-    '*?'.repeat(100) + 'b',
+    '*?'.repeat(32) + 'b',
+    '*a'.repeat(32) + '?'.repeat(900),
     '{{a,a},{a,a}}'.repeat(12) + 'b',
   ];
   const NAME = 'a'.repeat(250);
@@ -112,6 +113,20 @@ describe('catastrophic backtracking in globs', () => {
     expect(compileGlob('{a,a}{a,a}b').test('aab')).toBe(true);
     expect(compileGlob('?'.repeat(5)).test('a😀cde')).toBe(true);
     expect(compileGlob('**/*a*b').test('x/y/zaab')).toBe(true);
+  });
+
+  it('refuses globs past the complexity bounds with a reason, rather than run them slowly', () => {
+    for (const [pattern, why] of [
+      ['*a'.repeat(33), /more than 32 '\*' wildcards/],
+      ['*?'.repeat(100), /more than 32 '\*' wildcards/],
+      [`${'[a]*'.repeat(20)}/${'{*a,*b}'.repeat(7)}`, /more than 32 '\*' wildcards/],
+      ['a/'.repeat(33), /more than 32 path components/],
+      ['**/'.repeat(40) + 'x', /more than 32 path components/],
+    ] as const) {
+      expect(() => compileGlob(pattern)).toThrow(ToolError);
+      expect(() => compileGlob(pattern)).toThrow(why);
+    }
+    expect(() => compileGlob('*a'.repeat(32))).not.toThrow();
   });
 
   it('refuses a class range written backwards as an invalid pattern, not a crash', () => {

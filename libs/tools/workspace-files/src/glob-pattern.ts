@@ -4,12 +4,23 @@ import { RE2JS } from 're2js';
 /** Longest glob accepted. */
 export const MAX_GLOB_LENGTH = 1024;
 
+/** Most path components a glob may have; deeper globs are refused, not slow. */
+export const MAX_GLOB_SEGMENTS = 32;
+/** Most `*` wildcards a glob may hold: each one is a state the matcher may have to track. */
+export const MAX_GLOB_STARS = 32;
+
 /** A compiled glob: the matcher and how deep a walk needs to go for it. */
 export interface Glob {
   readonly test: (path: string) => boolean;
   /** Path components a match can have at most; Infinity with `**`. */
   readonly maxDepth: number;
 }
+
+/** A `**` component: any number of whole components. */
+const GLOBSTAR = 'globstar';
+/** Any one component (what a trailing `**` needs at least). */
+const ANY_NAME = 'any';
+type Part = RE2JS | typeof GLOBSTAR | typeof ANY_NAME;
 
 /**
  * Compiles a glob over `/`-separated relative paths: `*` any characters but `/`, `?` one
@@ -19,9 +30,11 @@ export interface Glob {
  * at the top level, `**\/*.ts` at any depth. A `]` first in a class is a member (`[]a]` is `]` or
  * `a`, `[!]a]` neither), as in POSIX shells.
  *
- * The glob becomes an RE2 expression run by a linear-time engine: a backtracking matcher on the
- * event loop can take exponential time on patterns like `*a*a*a*a*a*b`, and an agent chooses the
- * pattern. Matching is by character (code point), so `?` matches one emoji.
+ * An agent chooses the pattern, and a backtracking matcher on the event loop can take
+ * exponential time on patterns like `*a*a*a*a*a*b`. So each component of the glob becomes an
+ * RE2 expression run by a linear-time engine against one name (at most 255 bytes), and `**` is
+ * matched over whole components without any regex. Matching is by character (code point), so
+ * `?` matches one emoji. Globs of more than 32 components or 32 `*` are refused.
  */
 export function compileGlob(pattern: string): Glob {
   if (typeof pattern !== 'string' || pattern.length === 0) throw new ToolError('the glob pattern is empty', 'INVALID_PATTERN');
@@ -30,29 +43,56 @@ export function compileGlob(pattern: string): Glob {
   if (pattern.startsWith('/')) throw new ToolError('the glob pattern must be relative to the search directory', 'INVALID_PATTERN');
   const segments = pattern.split('/').filter((s) => s !== '' && s !== '.');
   if (segments.includes('..')) throw new ToolError("the glob pattern must not contain '..'", 'INVALID_PATTERN');
+  if (segments.length > MAX_GLOB_SEGMENTS) throw new ToolError(`the glob pattern has more than ${MAX_GLOB_SEGMENTS} path components`, 'INVALID_PATTERN');
+  const stars = segments.filter((s) => s !== '**').reduce((n, s) => n + (s.match(/\*+/g)?.length ?? 0), 0);
+  if (stars > MAX_GLOB_STARS) throw new ToolError(`the glob pattern has more than ${MAX_GLOB_STARS} '*' wildcards`, 'INVALID_PATTERN');
 
-  let source = '';
-  segments.forEach((segment, index) => {
-    const last = index === segments.length - 1;
-    if (segment === '**') {
-      // Zero or more whole components, each followed by '/', or everything when last.
-      source += last ? '(?s:.*)' : '(?:[^/]+/)*';
-      return;
+  const parts: Part[] = segments.map((segment) => {
+    if (segment === '**') return GLOBSTAR;
+    try {
+      return RE2JS.compile(translateSegment(segment, pattern));
+    } catch (error) {
+      if (error instanceof ToolError) throw error;
+      // What is left to fail is a class range written backwards, like `[z-a]`.
+      throw new ToolError(`the glob pattern '${pattern}' has an invalid character class`, 'INVALID_PATTERN');
     }
-    source += translateSegment(segment, pattern) + (last ? '' : '/');
   });
-  let regex: RE2JS;
-  try {
-    regex = RE2JS.compile(source);
-  } catch {
-    // What is left to fail is a class range written backwards, like `[z-a]`.
-    throw new ToolError(`the glob pattern '${pattern}' has an invalid character class`, 'INVALID_PATTERN');
-  }
+  // A trailing `**` stands for everything below: at least one more component (`src/**` does not
+  // match `src` itself).
+  if (parts[parts.length - 1] === GLOBSTAR) parts.splice(parts.length - 1, 0, ANY_NAME);
   return {
-    // Anchored at both ends: the glob describes the whole path.
-    test: (path) => regex.testExact(path),
+    test: (path) => matchParts(parts, path.split('/')),
     maxDepth: segments.includes('**') ? Number.POSITIVE_INFINITY : segments.length,
   };
+}
+
+/**
+ * Whether the names match the parts one for one, each `**` taking any number of names. The
+ * classic wildcard walk: on a mismatch, go back to the last `**` and let it take one more name.
+ * At most parts × names name tests, each linear in one name.
+ */
+function matchParts(parts: readonly Part[], names: readonly string[]): boolean {
+  let p = 0;
+  let n = 0;
+  let starPart = -1;
+  let starName = 0;
+  while (n < names.length) {
+    const part = parts[p];
+    if (part === GLOBSTAR) {
+      starPart = p++;
+      starName = n;
+    } else if (part !== undefined && (part === ANY_NAME || part.testExact(names[n] ?? ''))) {
+      p++;
+      n++;
+    } else if (starPart !== -1) {
+      p = starPart + 1;
+      n = ++starName;
+    } else {
+      return false;
+    }
+  }
+  while (parts[p] === GLOBSTAR) p++;
+  return p === parts.length;
 }
 
 /** One path component of a glob as an RE2 expression (never matching `/`). */
