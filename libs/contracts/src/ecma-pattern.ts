@@ -8,8 +8,8 @@ export class PatternRefused extends Error {
   override readonly name = 'PatternRefused';
 }
 
-/** Longest pattern accepted: schemas are bounded, and so is the work of translating one. */
-export const MAX_PATTERN_SOURCE = 16 * 1024;
+/** Longest pattern accepted: compiling one costs the event loop time in proportion to its length. */
+export const MAX_PATTERN_SOURCE = 2048;
 
 // ECMA-262 WhiteSpace and LineTerminator, what `\s` means there (RE2's `\s` is ASCII only).
 const SPACE_POINTS: readonly (readonly [number, number])[] = [
