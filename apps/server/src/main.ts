@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from './config.js';
+import { closeInheritedDescriptors } from './inherited-descriptors.js';
 import { createStderrLog } from './logger.js';
 import { StartupError } from './resources.js';
 import { startServer } from './server.js';
@@ -6,6 +7,9 @@ import { startServer } from './server.js';
 const log = createStderrLog();
 
 async function main(): Promise<void> {
+  // Before any child process exists: a descriptor the launcher left open would reach every sandbox.
+  const inherited = closeInheritedDescriptors();
+  if (inherited.length > 0) log('info', `closed ${inherited.length} descriptor(s) inherited from the launcher (${inherited.join(', ')}) so no tool process inherits them`);
   const config = loadConfig(process.env);
   const server = await startServer(config, log);
   log('info', `listening on ${server.url} (tRPC ${server.url}/trpc, REST ${server.url}/api/v1, health ${server.url}/healthz)`);
