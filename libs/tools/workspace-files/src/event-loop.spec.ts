@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, open, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ToolError, type JsonObject, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
@@ -6,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compileGlob } from './glob-pattern.js';
 import { editFileTool, globTool, grepTool, listDirTool, MAX_WRITE_BYTES } from './index.js';
 import { sortYielding } from './time-slice.js';
+import { MAX_WALK_DEPTH } from './tree-walk.js';
 
 // Every workspace tool runs on the gateway's event loop (tier 0). These tests hold each tool to
 // the rule that no input may keep that loop busy: while a hostile call runs, a ticker scheduled
@@ -254,6 +256,32 @@ describe('huge directories', () => {
     const everything = await loopGap(() => call(globTool, { pattern: '**', limit: 10_000 }));
     expect(everything.value).toMatchObject({ truncated: true });
     expect(everything.gap).toBeLessThan(MAX_GAP_MS);
+  }, 60_000);
+});
+
+describe('descriptor exhaustion through deep directories', () => {
+  it('never holds more than one handle per level up to MAX_WALK_DEPTH, whatever the depth planted', async () => {
+    // A chain 1,500 directories deep (a bash call can plant 24,000), with a match near the top.
+    const chain = Array.from({ length: 1500 }, () => 'd').join('/');
+    await mkdir(join(workspace, 'deep', chain), { recursive: true });
+    await writeFile(join(workspace, 'deep', 'd', 'd', 'zzz'), 'near the top');
+    await writeFile(join(workspace, 'deep', chain, 'zzz'), 'far below the bound');
+    const baseline = readdirSync('/proc/self/fd').length;
+    for (const run of [
+      () => call(globTool, { pattern: 'deep/**/zzz', limit: 100 }),
+      () => call(globTool, { pattern: '**', limit: 10_000 }),
+      () => call(grepTool, { pattern: 'near|far', path: 'deep' }),
+    ]) {
+      let peak = 0;
+      const sampler = setInterval(() => (peak = Math.max(peak, readdirSync('/proc/self/fd').length)), 1);
+      const { value } = await loopGap(run).finally(() => clearInterval(sampler));
+      expect(value).not.toBeInstanceOf(Error);
+      expect(value).toMatchObject({ truncated: true });
+      // One handle per level, plus the few a call opens besides (start, listing, file read).
+      expect(peak - baseline).toBeLessThan(MAX_WALK_DEPTH + 16);
+    }
+    const found = await call(globTool, { pattern: 'deep/**/zzz', limit: 100 });
+    expect(found.matches).toEqual(['deep/d/d/zzz']);
   }, 60_000);
 });
 

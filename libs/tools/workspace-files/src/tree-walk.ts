@@ -5,6 +5,14 @@ import { sortYielding, TimeSlice } from './time-slice.js';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 
+/**
+ * Deepest level any walk descends to, whatever the caller asks. The walk holds one open handle
+ * per level, so without a bound a directory chain planted 24,000 deep made one `glob` hold
+ * nearly every descriptor the gateway may open; deeper entries are not visited and the walk
+ * reports itself incomplete (`truncated`).
+ */
+export const MAX_WALK_DEPTH = 64;
+
 /** Directories a walk never enters: git's internals are not workspace content. */
 export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['.git']);
 
@@ -71,6 +79,10 @@ export async function walkTree(
       const path = prefix === '' ? name : `${prefix}/${name}`;
       if ((await visit({ path, name, type, parent: dir, depth })) === false) return false;
       if (type !== 'directory' || depth >= options.maxDepth || SKIPPED_DIRECTORIES.has(name)) continue;
+      if (depth >= MAX_WALK_DEPTH) {
+        complete = false;
+        continue;
+      }
       let child: FileHandle;
       try {
         child = await open(`/proc/self/fd/${dir.fd}/${name}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
