@@ -304,6 +304,40 @@ describe('HTTP face of the demo server (loopback, dev principal)', () => {
       expect(anonymous.status).toBe(401);
     });
 
+    it('sees an Origin or a second Host sent after 2,000 filler header lines', async () => {
+      const filler: [string, string][] = Array.from({ length: 2000 }, (_, i) => [`x-f${i}`, '1']);
+      const call = JSON.stringify({ tool: 'calculator', args: { expression: '6*7' } });
+      for (const [late, code] of [
+        [['Origin', 'http://evil.example'], 'ORIGIN_NOT_ALLOWED'],
+        [['Sec-Fetch-Site', 'cross-site'], 'CROSS_SITE_NOT_ALLOWED'],
+        [['Host', 'evil.example'], 'BAD_HOST_HEADER'],
+      ] as const) {
+        const answer = await send(port, { method: 'POST', path: '/api/v1/tools/invoke', headers: withToken(true, [ownHost(), ...filler, [...late]]), body: call });
+        expect(answer.status, late.join(': ')).not.toBe(200);
+        expect(answer.body, late.join(': ')).toMatchObject({ error: { code } });
+      }
+    });
+
+    it('does not invite the body of a refused request with 100 Continue', async () => {
+      const probe = (host: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1', () =>
+            socket.write(`POST /api/v1/tools/invoke HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer demo\r\nContent-Type: application/json\r\nContent-Length: 60\r\nExpect: 100-continue\r\n\r\n`),
+          );
+          let text = '';
+          socket.setTimeout(3_000, () => socket.destroy());
+          socket.on('data', (chunk: Buffer) => {
+            text += chunk.toString('utf8');
+            // The first status line is the whole question: 100, or the final answer.
+            if (text.includes('\r\n')) socket.destroy();
+          });
+          socket.on('error', reject);
+          socket.on('close', () => resolve(text.split('\r\n')[0] ?? ''));
+        });
+      expect(await probe('evil.example')).toMatch(/^HTTP\/1\.1 421 /);
+      expect(await probe(`127.0.0.1:${port}`)).toMatch(/^HTTP\/1\.1 100 /);
+    });
+
     it('answers no preflight when no origin is configured', async () => {
       for (const origin of [`http://127.0.0.1:${port}`, 'http://evil.example']) {
         const answer = await send(port, {

@@ -155,8 +155,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${path.slice(0, 200)}; see /api/v1, /trpc and /healthz` } });
   };
 
-  // Host is checked by the guard, which answers a missing one with JSON instead of node's bare 400.
-  const server = createServer({ requireHostHeader: false }, (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((error: unknown) => {
       if (error instanceof BodyError) {
         // The rest of an oversized body is not read; close the connection after answering.
@@ -168,7 +167,19 @@ export function createHttpServer(deps: HttpServerDeps): Server {
       if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL_SERVER_ERROR', message: 'internal error' } });
       else res.destroy();
     });
+  };
+  // Host is checked by the guard, which answers a missing one with JSON instead of node's bare 400.
+  const server = createServer({ requireHostHeader: false }, onRequest);
+  // Node answers `Expect: 100-continue` before any handler runs; invite the body only from a
+  // request the guard lets through (a refused one is answered and its connection closed).
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (deps.guard.check(req).ok) res.writeContinue();
+    onRequest(req, res);
   });
+  // The guard reads every header line: past node's default cap of 2,000 the rest would be
+  // dropped unseen, so an Origin after 2,000 filler lines passed. Header bytes stay capped by
+  // node's maxHeaderSize (16 KiB).
+  server.maxHeadersCount = 0;
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
