@@ -8,6 +8,7 @@ const plan: SandboxPlan = {
   gid: 1000,
   hostname: 'toolgate-sandbox',
   tmpSizeBytes: 1024,
+  shmSizeBytes: 512,
   topLevel: [
     { path: '/bin', symlink: 'usr/bin' },
     { path: '/lib64', bind: true },
@@ -52,11 +53,26 @@ describe('bwrapArgs', () => {
     ]);
     expect(after(args, '--ro-bind-try', 2)).toEqual([['/etc/alternatives', '/etc/alternatives']]);
     expect(after(args, '--symlink', 2)).toEqual([['usr/bin', '/bin']]);
-    expect(args.indexOf('--remount-ro')).toBeGreaterThan(args.lastIndexOf('--bind'));
-    expect(after(args, '--size', 2)).toEqual([['1024', '--tmpfs']]);
+    expect(args.lastIndexOf('--remount-ro')).toBeGreaterThan(args.lastIndexOf('--bind'));
+    expect(after(args, '--remount-ro').at(-1)).toEqual(['/']);
+    // Every tmpfs is size-capped: /dev/shm and /tmp (H10: /dev was an uncapped tmpfs).
+    expect(after(args, '--size', 3)).toEqual([
+      ['512', '--tmpfs', '/dev/shm'],
+      ['1024', '--tmpfs', '/tmp'],
+    ]);
+    expect(after(args, '--tmpfs')).toEqual([['/dev/shm'], ['/tmp']]);
     expect(after(args, '--chdir')).toEqual([['/workspace/src/app']]);
     expect(bwrapArgs({ ...plan, cwd: '' })).toContain('/workspace');
     expect(after(bwrapArgs({ ...plan, cwd: '' }), '--chdir')).toEqual([['/workspace']]);
+  });
+
+  it('makes /dev read-only after its capped /dev/shm is mounted', () => {
+    const dev = args.indexOf('--dev');
+    const shm = args.indexOf('/dev/shm');
+    const readOnlyDev = args.findIndex((a, i) => a === '/dev' && args[i - 1] === '--remount-ro');
+    expect(dev).toBeGreaterThan(-1);
+    expect(shm).toBeGreaterThan(dev);
+    expect(readOnlyDev).toBeGreaterThan(shm);
   });
 
   it('leaves the end of options to the caller, so no command can be read as an option', () => {

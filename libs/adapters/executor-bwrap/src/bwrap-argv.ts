@@ -16,6 +16,8 @@ export interface SandboxPlan {
   readonly gid: number;
   readonly hostname: string;
   readonly tmpSizeBytes: number;
+  /** Size of the private `/dev/shm`, the only writable place in `/dev`. */
+  readonly shmSizeBytes: number;
   /** `/bin`, `/lib`, … as the host has them (merged-/usr distros: symlinks into /usr). */
   readonly topLevel: readonly TopLevelEntry[];
   /** Host files or directories bound read-only at the same path, skipped when absent. */
@@ -50,7 +52,7 @@ export function hostTopLevel(): TopLevelEntry[] {
  * made in sequence, and the root is remounted read-only last so nothing can be created in it.
  *
  * What the sandbox sees: `/usr` (read-only), the distro's `/bin`/`/lib` links, a fresh `/proc`
- * of its own pid namespace, a minimal `/dev`, a private size-capped `/tmp`, a generated
+ * of its own pid namespace, a minimal read-only `/dev` with a size-capped `/dev/shm`, a private size-capped `/tmp`, a generated
  * `/etc/passwd` and `/etc/group`, the few read-only `/etc` entries in `readOnly`, and the
  * workspace read-write at `/workspace`. No host `/etc`, `/home`, `/root`, `/var`, `/run`; no
  * network (own empty network namespace); no capabilities; no nested user namespaces.
@@ -79,7 +81,10 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
     if ('symlink' in entry) args.push('--symlink', entry.symlink, entry.path);
     else args.push('--ro-bind', entry.path, entry.path);
   }
-  args.push('--proc', '/proc', '--dev', '/dev', '--size', String(plan.tmpSizeBytes), '--tmpfs', '/tmp');
+  // bwrap's /dev is a tmpfs the sandbox user owns with no size cap: it gets a capped /dev/shm and
+  // is then made read-only (device nodes are bind mounts of their own and stay usable).
+  args.push('--proc', '/proc', '--dev', '/dev', '--size', String(plan.shmSizeBytes), '--tmpfs', '/dev/shm', '--remount-ro', '/dev');
+  args.push('--size', String(plan.tmpSizeBytes), '--tmpfs', '/tmp');
   args.push('--ro-bind', plan.passwdFile, '/etc/passwd', '--ro-bind', plan.groupFile, '/etc/group');
   for (const path of plan.readOnly) args.push('--ro-bind-try', path, path);
   args.push('--bind', plan.workspace, SANDBOX_WORKSPACE);

@@ -20,6 +20,7 @@ import {
 } from '@toolgate/adapter-kit-process';
 import { bwrapArgs, hostTopLevel, SANDBOX_WORKSPACE, type SandboxPlan, type TopLevelEntry } from './bwrap-argv.js';
 import { identityFiles } from './sandbox-identity.js';
+import { CallCgroup, enterCgroupsArgv, findCgroupLayout, type CapMechanism, type CgroupLayout, type ResourceLimits } from './call-cgroup.js';
 
 /** Configuration of the tier-2 sandbox. */
 export interface BwrapRunnerOptions extends Partial<Supervision> {
@@ -41,6 +42,33 @@ export interface BwrapRunnerOptions extends Partial<Supervision> {
    * (Debian's program links into /usr) and `/etc/ld.so.cache`. Never bind anything holding secrets.
    */
   readonly readOnly?: readonly string[];
+  /** Size of the private `/dev/shm`; the rest of `/dev` is read-only. Default 16 MiB. */
+  readonly shmSizeBytes?: number;
+  /** Most processes alive at once in one call (cgroup `pids`). Default 256. */
+  readonly maxProcesses?: number;
+  /** Most memory of one call together (cgroup `memory`; else `RLIMIT_AS` per process). Default 1 GiB. */
+  readonly memoryBytes?: number;
+  /**
+   * Whether to cap each call in a cgroup of its own. Default true; false leaves only the
+   * `prlimit` layer, as on a host without writable cgroups.
+   */
+  readonly useCgroups?: boolean;
+  /** util-linux `prlimit`, looked up on `hostPath`; the memory cap where no memory cgroup can be made. Default `prlimit`. */
+  readonly prlimitPath?: string;
+}
+
+/** Which per-call caps this host applies, and why one is missing. */
+export interface ResourceCapReport {
+  readonly processes: CapMechanism;
+  readonly memory: CapMechanism;
+  /** Why a cgroup cap could not be used here; empty when both are cgroup caps. */
+  readonly problems: readonly string[];
+}
+
+/** How the caps are applied to each call, decided once per runner. */
+interface CapPlan extends ResourceCapReport {
+  readonly layout?: CgroupLayout;
+  readonly rlimitMemory: boolean;
 }
 
 const DEFAULT_READ_ONLY = ['/etc/alternatives', '/etc/ld.so.cache'];
@@ -63,6 +91,11 @@ export class BwrapRunner implements ProcessRunner {
   private readonly tmpSizeBytes: number;
   private readonly readOnly: readonly string[];
   private readonly topLevel: readonly TopLevelEntry[];
+  private readonly shmSizeBytes: number;
+  private readonly limits: ResourceLimits;
+  private readonly useCgroups: boolean;
+  private readonly prlimitPath: string;
+  private capPlan: Promise<CapPlan> | undefined;
 
   constructor(options: BwrapRunnerOptions = {}) {
     this.bwrapPath = options.bwrapPath ?? 'bwrap';
@@ -74,6 +107,17 @@ export class BwrapRunner implements ProcessRunner {
     this.gid = options.gid ?? 1000;
     this.tmpSizeBytes = options.tmpSizeBytes ?? 64 * 1024 * 1024;
     this.readOnly = options.readOnly ?? DEFAULT_READ_ONLY;
+    this.shmSizeBytes = options.shmSizeBytes ?? 16 * 1024 * 1024;
+    this.limits = { maxProcesses: options.maxProcesses ?? 256, memoryBytes: options.memoryBytes ?? 1024 * 1024 * 1024 };
+    this.useCgroups = options.useCgroups ?? true;
+    this.prlimitPath = options.prlimitPath ?? 'prlimit';
+    // Below ~8 processes bash and bwrap cannot start; below 64 MiB not even git.
+    if (!Number.isSafeInteger(this.limits.maxProcesses) || this.limits.maxProcesses < 8 || this.limits.maxProcesses > 4_194_304) {
+      throw new Error(`sandbox process cap must be 8..4194304, got ${this.limits.maxProcesses}`);
+    }
+    if (!Number.isSafeInteger(this.limits.memoryBytes) || this.limits.memoryBytes < 64 * 1024 * 1024) {
+      throw new Error(`sandbox memory cap must be at least 64 MiB, got ${this.limits.memoryBytes} bytes`);
+    }
     for (const id of [this.uid, this.gid]) {
       if (!Number.isSafeInteger(id) || id < 1 || id > 65_534) throw new Error(`sandbox uid/gid must be 1..65534, got ${id}`);
     }
@@ -95,6 +139,7 @@ export class BwrapRunner implements ProcessRunner {
       gid: this.gid,
       hostname: 'toolgate-sandbox',
       tmpSizeBytes: this.tmpSizeBytes,
+      shmSizeBytes: this.shmSizeBytes,
       topLevel: this.topLevel,
       readOnly: this.readOnly,
       passwdFile: ids.passwd,
@@ -136,8 +181,95 @@ export class BwrapRunner implements ProcessRunner {
   async run(spec: ProcessSpec, limits: ProcessLimits): Promise<ProcessResult> {
     validateLimits(limits);
     const prepared = this.command(spec, limits.workspaceRoot);
-    const result = await superviseProcess({ ...prepared, stdin: spec.stdin }, limits, this.supervision);
-    return sandboxOutcome(result, spec.command);
+    const plan = await this.caps();
+    // A cap this host was found to support that cannot be set up now fails the call: it never runs with less.
+    const cgroup = plan.layout
+      ? await CallCgroup.create(plan.layout, this.limits).catch(() => {
+          throw new ToolError('the per-call resource caps of the sandbox could not be set up', 'SANDBOX_FAILED');
+        })
+      : undefined;
+    try {
+      const result = await superviseProcess({ ...this.capped(prepared, plan, cgroup), stdin: spec.stdin }, limits, this.supervision);
+      if (result.exitCode === 125 && result.stderr.startsWith('toolgate-cgroup: ')) {
+        throw new ToolError('the per-call resource caps of the sandbox could not be set up', 'SANDBOX_FAILED');
+      }
+      return sandboxOutcome(result, spec.command);
+    } finally {
+      await cgroup?.remove();
+    }
+  }
+
+  /** `prepared` started under the call's caps: inside its cgroup before bwrap starts, and below `RLIMIT_AS` where that is the memory cap. */
+  private capped(prepared: PreparedCommand, plan: CapPlan, cgroup: CallCgroup | undefined): PreparedCommand {
+    let command = prepared.command;
+    let args: readonly string[] = prepared.args;
+    if (plan.rlimitMemory) {
+      args = [`--as=${this.limits.memoryBytes}`, '--', command, ...args];
+      command = this.prlimitPath;
+    }
+    if (cgroup) ({ command, args } = enterCgroupsArgv(cgroup.directories, command, args));
+    return { ...prepared, command, args };
+  }
+
+  /**
+   * Which per-call caps this host applies: decided once, by making (and removing) a trial cgroup
+   * with the caps written and by finding `prlimit`. Never rejects; a missing cap is reported.
+   */
+  private caps(): Promise<CapPlan> {
+    this.capPlan ??= this.planCaps();
+    return this.capPlan;
+  }
+
+  /** What `caps()` found, for the operator: each cap's mechanism and why a cgroup was not usable. */
+  async resourceCaps(): Promise<ResourceCapReport> {
+    const { processes, memory, problems } = await this.caps();
+    return { processes, memory, problems };
+  }
+
+  private async planCaps(): Promise<CapPlan> {
+    const problems: string[] = [];
+    let layout: CgroupLayout | undefined;
+    if (!this.useCgroups) problems.push('per-call cgroups are turned off');
+    else {
+      const found = findCgroupLayout();
+      if (!found) problems.push('no pids or memory cgroup controller is mounted for this process');
+      else {
+        const trial = await CallCgroup.create(found, this.limits).catch((error: NodeJS.ErrnoException) => {
+          problems.push(`cannot create a cgroup with caps below this process's own (${error.code ?? error.message}; the server must run as root or own a delegated cgroup)`);
+          return undefined;
+        });
+        if (trial && (await trial.remove())) layout = found;
+        else if (trial) problems.push('a trial cgroup could not be removed');
+      }
+      if (layout && !layout.pidsParent) problems.push('the pids cgroup controller is not available');
+      if (layout && !layout.memoryParent) problems.push('the memory cgroup controller is not available');
+    }
+    const cgroupName = layout?.version === 2 ? 'cgroup v2' : 'cgroup v1';
+    const processes: CapMechanism = layout?.pidsParent ? cgroupName : 'none';
+    let memory: CapMechanism = layout?.memoryParent ? cgroupName : 'none';
+    let rlimitMemory = false;
+    if (memory === 'none') {
+      rlimitMemory = await this.prlimitWorks();
+      if (rlimitMemory) memory = 'rlimit';
+      else problems.push(`'${this.prlimitPath}' (util-linux) is not usable for a per-process memory limit`);
+    }
+    return { processes, memory, problems, rlimitMemory, ...(layout ? { layout } : {}) };
+  }
+
+  private async prlimitWorks(): Promise<boolean> {
+    const scratch = await mkdtemp(join(tmpdir(), 'toolgate-prlimit-check-'));
+    try {
+      const result = await superviseProcess(
+        { command: this.prlimitPath, args: ['--as=1073741824', '--', 'true'], cwd: scratch, env: { PATH: this.hostPath } },
+        { workspaceRoot: scratch, timeoutMs: 5000, maxOutputBytes: 4096 },
+        this.supervision,
+      );
+      return result.exitCode === 0;
+    } catch {
+      return false;
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
   }
 
   /**
@@ -162,6 +294,15 @@ export class BwrapRunner implements ProcessRunner {
       if (trial.exitCode !== 0) {
         throw new Error(
           `bwrap cannot create its sandbox on this machine (user namespaces disabled or restricted?): ${firstLine(trial.stderr) || `exit ${trial.exitCode ?? trial.signal}`}`,
+        );
+      }
+      // The same trial under the caps, through run(): a cap found usable that then fails must fail here, not on the first call.
+      const capped = await this.run({ command: 'sh', args: ['-c', 'exit 0'] }, limits).catch((error: unknown) => {
+        throw new Error(`the sandbox cannot start under its per-call resource caps: ${(error as Error).message}`);
+      });
+      if (capped.exitCode !== 0) {
+        throw new Error(
+          `the sandbox cannot start under its per-call resource caps: ${firstLine(capped.stderr) || `exit ${capped.exitCode ?? capped.signal}`}`,
         );
       }
     } finally {

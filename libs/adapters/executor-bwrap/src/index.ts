@@ -1,3 +1,4 @@
-export { BwrapExecutor } from './bwrap-executor.js';
-export { BwrapRunner, type BwrapRunnerOptions } from './bwrap-runner.js';
+export { BwrapExecutor, capWarning } from './bwrap-executor.js';
+export { BwrapRunner, type BwrapRunnerOptions, type ResourceCapReport } from './bwrap-runner.js';
+export type { CapMechanism, ResourceLimits } from './call-cgroup.js';
 export { bwrapArgs, SANDBOX_WORKSPACE, type SandboxPlan, type TopLevelEntry } from './bwrap-argv.js';

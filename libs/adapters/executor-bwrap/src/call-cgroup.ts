@@ -1,0 +1,217 @@
+import { readFileSync } from 'node:fs';
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** The kernel-enforced caps of one sandboxed call. */
+export interface ResourceLimits {
+  /** Most processes (and threads) alive at once in the call, bwrap included. */
+  readonly maxProcesses: number;
+  /** Most memory the call's processes may use together, tmpfs pages (`/tmp`, `/dev/shm`) included. */
+  readonly memoryBytes: number;
+}
+
+/** How one cap is applied: a cgroup of either version, a per-process rlimit, or not at all. */
+export type CapMechanism = 'cgroup v2' | 'cgroup v1' | 'rlimit' | 'none';
+
+/** Where per-call cgroups are made: one parent directory per hierarchy that holds the controllers. */
+export interface CgroupLayout {
+  readonly version: 1 | 2;
+  /** v2: one directory (both controllers); v1: the pids and the memory hierarchy's directories. */
+  readonly pidsParent?: string;
+  readonly memoryParent?: string;
+}
+
+interface Mount {
+  readonly root: string;
+  readonly point: string;
+  readonly fstype: string;
+  readonly options: readonly string[];
+}
+
+function mounts(): Mount[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .flatMap((line) => {
+      const [left, right] = line.split(' - ');
+      if (!left || !right) return [];
+      const fields = left.split(' ');
+      const [fstype = '', , options = ''] = right.split(' ');
+      // mountinfo escapes spaces and such as octal; cgroup mount points rarely have any.
+      const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+      return [{ root: unescape(fields[3] ?? ''), point: unescape(fields[4] ?? ''), fstype, options: options.split(',') }];
+    });
+}
+
+/** The directory of this process's own cgroup in a hierarchy mounted at `mount`, or undefined if it is not visible. */
+function ownDirectory(mount: Mount, ownPath: string): string | undefined {
+  if (mount.root !== '/' && ownPath !== mount.root && !ownPath.startsWith(`${mount.root}/`)) return undefined;
+  const below = mount.root === '/' ? ownPath : ownPath.slice(mount.root.length);
+  return join(mount.point, below);
+}
+
+/**
+ * Finds where this process may make child cgroups with the pids and memory controllers: a v2
+ * hierarchy whose own cgroup offers both to its children is preferred; otherwise the v1 `pids`
+ * and `memory` hierarchies, each below this process's own cgroup there. Nothing is written.
+ */
+export function findCgroupLayout(): CgroupLayout | undefined {
+  let table: string;
+  let all: Mount[];
+  try {
+    table = readFileSync('/proc/self/cgroup', 'utf8');
+    all = mounts();
+  } catch {
+    return undefined;
+  }
+  const own = new Map<string, string>();
+  for (const line of table.trim().split('\n')) {
+    const match = /^(\d+):([^:]*):(.*)$/.exec(line);
+    if (!match) continue;
+    if (match[1] === '0' && match[2] === '') own.set('', match[3]!);
+    for (const controller of match[2]!.split(',')) if (controller) own.set(controller, match[3]!);
+  }
+  const v2Path = own.get('');
+  const v2Mount = all.find((m) => m.fstype === 'cgroup2');
+  if (v2Path !== undefined && v2Mount) {
+    const dir = ownDirectory(v2Mount, v2Path);
+    if (dir && v2Offers(dir)) return { version: 2, pidsParent: dir, memoryParent: dir };
+  }
+  const v1 = (controller: string) => {
+    const mount = all.find((m) => m.fstype === 'cgroup' && m.options.includes(controller));
+    const path = own.get(controller);
+    return mount && path !== undefined ? ownDirectory(mount, path) : undefined;
+  };
+  const pidsParent = v1('pids');
+  const memoryParent = v1('memory');
+  if (!pidsParent && !memoryParent) return undefined;
+  return { version: 1, ...(pidsParent ? { pidsParent } : {}), ...(memoryParent ? { memoryParent } : {}) };
+}
+
+/** Whether children of a v2 cgroup get both controllers (listed in its `cgroup.subtree_control`). */
+function v2Offers(dir: string): boolean {
+  try {
+    const enabled = readFileSync(join(dir, 'cgroup.subtree_control'), 'utf8').split(/\s+/);
+    return enabled.includes('pids') && enabled.includes('memory');
+  } catch {
+    return false;
+  }
+}
+
+let sequence = 0;
+
+/**
+ * The cgroup (one directory per v1 hierarchy, one in v2) of one call, with its caps written before
+ * any process enters. The caller puts the call's first process in every `directories` entry
+ * before it forks, and calls `remove()` when the call ends.
+ */
+export class CallCgroup {
+  private constructor(
+    readonly layout: CgroupLayout,
+    /** Directories whose `cgroup.procs` the call's first process writes its pid to. */
+    readonly directories: readonly string[],
+    private readonly pidsDir: string | undefined,
+    private readonly memoryDir: string | undefined,
+  ) {}
+
+  /**
+   * Makes the call's cgroup and writes its caps. Rejects (and leaves nothing behind) when a
+   * directory or a cap cannot be written, so a call never runs with less than was promised.
+   */
+  static async create(layout: CgroupLayout, limits: ResourceLimits): Promise<CallCgroup> {
+    const name = `toolgate-call-${process.pid}-${++sequence}-${Math.random().toString(36).slice(2, 8)}`;
+    const pidsDir = layout.pidsParent ? join(layout.pidsParent, name) : undefined;
+    const memoryDir = layout.memoryParent ? join(layout.memoryParent, name) : undefined;
+    const directories = [...new Set([pidsDir, memoryDir].filter((d): d is string => d !== undefined))];
+    const made: string[] = [];
+    try {
+      for (const dir of directories) {
+        await mkdir(dir);
+        made.push(dir);
+      }
+      if (layout.version === 2) {
+        await writeFile(join(directories[0]!, 'pids.max'), String(limits.maxProcesses));
+        await writeFile(join(directories[0]!, 'memory.max'), String(limits.memoryBytes));
+        // Swap would let the call hold memory beyond the cap; absent when the kernel has no swap accounting.
+        await writeFile(join(directories[0]!, 'memory.swap.max'), '0').catch(ignoreMissing);
+      } else {
+        if (pidsDir) await writeFile(join(pidsDir, 'pids.max'), String(limits.maxProcesses));
+        if (memoryDir) {
+          await writeFile(join(memoryDir, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+          await writeFile(join(memoryDir, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes)).catch(ignoreMissing);
+        }
+      }
+    } catch (error) {
+      for (const dir of made) await rmdir(dir).catch(() => undefined);
+      throw error;
+    }
+    return new CallCgroup(layout, directories, pidsDir, memoryDir);
+  }
+
+  /** Pids in the call's cgroup (any of its directories) right now. */
+  async members(): Promise<number[]> {
+    const pids = new Set<number>();
+    for (const dir of this.directories) {
+      const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+      for (const line of text.split('\n')) if (line.trim()) pids.add(Number(line));
+    }
+    return [...pids];
+  }
+
+  /**
+   * Kills whatever is left in the cgroup and removes it. bwrap's exit already ends its pid
+   * namespace; this catches anything still dying or that escaped it. Resolves `false` if the
+   * directories could not be removed within `withinMs`.
+   */
+  async remove(withinMs = 5000): Promise<boolean> {
+    const until = Date.now() + withinMs;
+    let remaining = [...this.directories];
+    while (remaining.length > 0) {
+      if (this.layout.version === 2) await writeFile(join(remaining[0]!, 'cgroup.kill'), '1').catch(() => undefined);
+      for (const pid of await this.members()) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+      const left: string[] = [];
+      for (const dir of remaining) {
+        // EBUSY until the last member has been reaped.
+        await rmdir(dir).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : left.push(dir)));
+      }
+      remaining = left;
+      if (remaining.length === 0) return true;
+      if (Date.now() > until) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return true;
+  }
+
+  /** Which caps this cgroup holds. */
+  get holds(): { readonly processes: boolean; readonly memory: boolean } {
+    return { processes: this.pidsDir !== undefined, memory: this.memoryDir !== undefined };
+  }
+}
+
+function ignoreMissing(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'ENOENT') throw error;
+}
+
+/**
+ * The host command that puts its own pid into every cgroup directory, then execs the rest of its
+ * arguments. The process enters the cgroup before bwrap starts, so nothing the call forks is ever
+ * outside it. A directory it cannot enter ends it with status 125 and a `toolgate-cgroup:` line.
+ */
+export function enterCgroupsArgv(directories: readonly string[], command: string, args: readonly string[]): { command: string; args: string[] } {
+  const script = [
+    'while [ "$1" != -- ]; do',
+    '  echo $$ > "$1/cgroup.procs" || { echo "toolgate-cgroup: cannot enter the call\'s cgroup" >&2; exit 125; }',
+    '  shift',
+    'done',
+    'shift',
+    // The shell exports the PWD it was started in; bwrap (the sandbox's init) gets only PATH.
+    'unset PWD OLDPWD',
+    'exec "$@"',
+  ].join('\n');
+  return { command: '/bin/sh', args: ['-c', script, 'toolgate-cgroup', ...directories, '--', command, ...args] };
+}
