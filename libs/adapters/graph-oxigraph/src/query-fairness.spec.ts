@@ -5,6 +5,8 @@ import { performance } from 'node:perf_hooks';
 import { ToolError, type GraphTerm, type QueryAnswer, type QueryLimits, type Triple } from '@toolgate/contracts';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { OxigraphKnowledgeGraph, type OxigraphKnowledgeGraphOptions } from './oxigraph-knowledge-graph.js';
+import { QueryEngine } from './query-engine.js';
+import { tenantGraphIri } from './terms.js';
 
 const LIGHT: QueryLimits = { maxRows: 100, maxBytes: 64 * 1024, timeoutMs: 10_000 };
 /** Five patterns over 60 triples: 60⁵ ≈ 7.8 × 10⁸ solutions, minutes of work, so it always hits its limit. */
@@ -313,6 +315,26 @@ describe('query fairness between tenants', () => {
       }
       await expect(graph.query('light', LIGHT_QUERY, LIGHT)).rejects.toThrow('the knowledge graph is closed');
     }, 30_000);
+
+    it('fails a query clearly when its worker cannot be loaded, and serves the tenant again after', async () => {
+      let broken = true;
+      const engine = new QueryEngine({
+        snapshot: () => {
+          if (broken) throw new Error('cannot serialize /var/lib/toolgate/knowledge-graph.nq');
+          return `<urn:ex:a> <urn:ex:says> "loaded" <${tenantGraphIri('acme')}> .\n`;
+        },
+      });
+      try {
+        const failed = await timed(engine.query(tenantGraphIri('acme'), LIGHT_QUERY, LIGHT));
+        expect(failed.error?.reason).toBe('QUERY_FAILED');
+        expect(failed.error?.message).toBe('the query engine failed to start; try again');
+        broken = false;
+        // The failed query released its tenant's turn: nothing is stuck behind it.
+        expect(rows(await engine.query(tenantGraphIri('acme'), 'SELECT ?o WHERE { ?s ?p ?o }', LIGHT))).toEqual([{ o: 'loaded' }]);
+      } finally {
+        await engine.close();
+      }
+    });
 
     it('refuses pool options outside their ranges before opening anything', async () => {
       const path = join(dir, 'never-opened', 'knowledge-graph.nq');

@@ -69,7 +69,13 @@ export class ReplicaWorker {
   run(graph: string, sparql: string, limits: QueryLimits): Promise<QueryAnswer> {
     if (this.#closed) return Promise.reject(closedError());
     if (this.#inFlight) return Promise.reject(new Error('a query is already running on this worker'));
-    const thread = this.#ensureThread();
+    let thread: Worker;
+    try {
+      thread = this.#ensureThread();
+    } catch {
+      // Never a synchronous throw: the caller's bookkeeping waits for this promise to settle.
+      return Promise.reject(new ToolError('the query engine failed to start; try again', 'QUERY_FAILED'));
+    }
     const id = this.#nextId++;
     return new Promise<QueryAnswer>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -80,7 +86,7 @@ export class ReplicaWorker {
         // The thread was healthy, only the query too costly: load its successor now, while no
         // query waits for it. (After a crash the next query starts one, so a thread that cannot
         // start is not restarted in a loop.)
-        if (!this.#closed) this.#ensureThread();
+        if (!this.#closed) this.#prestart();
       }, limits.timeoutMs);
       this.#inFlight = { id, resolve, reject, timer };
       thread.postMessage({ op: 'query', id, graph, sparql, maxRows: limits.maxRows, maxBytes: limits.maxBytes });
@@ -96,8 +102,18 @@ export class ReplicaWorker {
     await thread?.terminate();
   }
 
+  #prestart(): void {
+    try {
+      this.#ensureThread();
+    } catch {
+      // The next query tries again and reports the failure to its caller.
+    }
+  }
+
   #ensureThread(): Worker {
     if (this.#thread) return this.#thread;
+    // Taken first: if the snapshot cannot be made, no thread is left behind unowned.
+    const snapshot = this.#options.snapshot();
     const thread = new Worker(new URL('./query-worker.mjs', import.meta.url), {
       resourceLimits: { maxOldGenerationSizeMb: this.#options.maxHeapMb },
       stdout: false,
@@ -123,7 +139,7 @@ export class ReplicaWorker {
       this.#thread = undefined;
       this.#fail(new ToolError('the query engine stopped; try again', 'QUERY_FAILED'));
     });
-    thread.postMessage({ op: 'reset', nquads: this.#options.snapshot() });
+    thread.postMessage({ op: 'reset', nquads: snapshot });
     this.#thread = thread;
     return thread;
   }
