@@ -16,6 +16,8 @@ describe('loadConfig', () => {
       shellTier: 'bwrap',
       shellTierExplicit: false,
       bwrapPath: 'bwrap',
+      sandboxMaxProcesses: 256,
+      sandboxMemoryMb: 1024,
       workspaceRoot: '/srv/app/.toolgate/workspaces',
       webSearch: { provider: 'duckduckgo', maxResults: 5 },
       egress: { enabled: false, allowedHosts: [], allowAny: false, allowedCidrs: [] },
@@ -30,6 +32,12 @@ describe('loadConfig', () => {
     ['TOOLGATE_EGRESS_ENABLED', 'maybe', /TOOLGATE_EGRESS_ENABLED must be true or false/],
     ['TOOLGATE_SHELL_TIER', 'docker', /TOOLGATE_SHELL_TIER must be one of bwrap, container, unisolated/],
     ['TOOLGATE_BWRAP_PATH', 'bin/bwrap', /TOOLGATE_BWRAP_PATH must be a command name or an absolute path/],
+    ['TOOLGATE_SANDBOX_MAX_PROCESSES', '4', /TOOLGATE_SANDBOX_MAX_PROCESSES must be a whole number from 8 to 65536/],
+    ['TOOLGATE_SANDBOX_MAX_PROCESSES', '-1', /TOOLGATE_SANDBOX_MAX_PROCESSES/],
+    ['TOOLGATE_SANDBOX_MAX_PROCESSES', 'unlimited', /TOOLGATE_SANDBOX_MAX_PROCESSES/],
+    ['TOOLGATE_SANDBOX_MEMORY_MB', '32', /TOOLGATE_SANDBOX_MEMORY_MB must be a whole number from 64 to 1048576/],
+    ['TOOLGATE_SANDBOX_MEMORY_MB', '1G', /TOOLGATE_SANDBOX_MEMORY_MB/],
+    ['TOOLGATE_SANDBOX_MEMORY_MB', '0x400', /TOOLGATE_SANDBOX_MEMORY_MB/],
     ['TOOLGATE_WEB_SEARCH_PROVIDER', 'bing', /TOOLGATE_WEB_SEARCH_PROVIDER must be one of/],
     ['TOOLGATE_WEB_SEARCH_MAX_RESULTS', '11', /TOOLGATE_WEB_SEARCH_MAX_RESULTS must be a whole number from 1 to 10/],
     ['TOOLGATE_WEB_SEARCH_BASE_URL', 'ftp://x', /TOOLGATE_WEB_SEARCH_BASE_URL must use http or https/],
@@ -37,6 +45,10 @@ describe('loadConfig', () => {
   ])('refuses %s=%s, naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('reads the sandbox caps', () => {
+    expect(loadConfig({ TOOLGATE_SANDBOX_MAX_PROCESSES: '64', TOOLGATE_SANDBOX_MEMORY_MB: '512' })).toMatchObject({ sandboxMaxProcesses: 64, sandboxMemoryMb: 512 });
   });
 
   it('needs DATABASE_URL for the postgres adapters', () => {

@@ -43,6 +43,10 @@ export interface ServerConfig {
   readonly shellTierExplicit: boolean;
   /** The bubblewrap binary (`TOOLGATE_BWRAP_PATH`): a name looked up on PATH or an absolute path. */
   readonly bwrapPath: string;
+  /** Most processes one sandboxed call may have alive at once (`TOOLGATE_SANDBOX_MAX_PROCESSES`). */
+  readonly sandboxMaxProcesses: number;
+  /** Most memory one sandboxed call may use, in MiB (`TOOLGATE_SANDBOX_MEMORY_MB`). */
+  readonly sandboxMemoryMb: number;
   /** Image the container tier runs shell tools in. */
   readonly containerImage: string;
   readonly workspaceRoot: string;
@@ -230,6 +234,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     shellTier: shell.tier,
     shellTierExplicit: shell.explicit,
     bwrapPath,
+    // Shell tools need a few dozen processes and well under 1 GiB; a bomb must stop long before pid_max.
+    sandboxMaxProcesses: int(env, 'TOOLGATE_SANDBOX_MAX_PROCESSES', 256, 8, 65_536),
+    sandboxMemoryMb: int(env, 'TOOLGATE_SANDBOX_MEMORY_MB', 1024, 64, 1_048_576),
     containerImage: text(env, 'TOOLGATE_CONTAINER_IMAGE') ?? 'docker.io/library/debian:bookworm-slim',
     workspaceRoot: abs(text(env, 'TOOLGATE_WORKSPACE_ROOT') ?? resolve(dataDir, 'workspaces')),
     ...(mcpServersFile ? { mcpServersFile: abs(mcpServersFile) } : {}),

@@ -252,7 +252,8 @@ interface ProcessTiers {
 
 /** How each process tier is built; only tiers the shell tools or an MCP server ask for are. */
 const PROCESS_TIERS: Readonly<Record<ShellTier, (config: ServerConfig) => ToolExecutor>> = {
-  bwrap: (config) => new BwrapExecutor({ bwrapPath: config.bwrapPath }),
+  bwrap: (config) =>
+    new BwrapExecutor({ bwrapPath: config.bwrapPath, maxProcesses: config.sandboxMaxProcesses, memoryBytes: config.sandboxMemoryMb * 1024 * 1024 }),
   container: (config) => new ContainerExecutor({ image: config.containerImage }),
   unisolated: () => new SubprocessExecutor(),
 };
@@ -271,6 +272,9 @@ async function openExecutors(config: ServerConfig, mcpTiers: readonly ShellTier[
     try {
       await executor.check();
       executors.push(executor);
+      // A sandbox without kernel caps still runs (hosts without cgroups), but never silently.
+      const capWarning = executor instanceof BwrapExecutor ? await executor.resourceCapWarning() : undefined;
+      if (capWarning) log('warn', `sandbox tier 'bwrap': ${capWarning}`);
     } catch (error) {
       const reason = (error as Error).message;
       if (tier === config.shellTier && config.shellTierExplicit) {

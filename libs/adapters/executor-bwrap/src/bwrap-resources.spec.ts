@@ -50,6 +50,15 @@ function stillInCallCgroup(pid: number): boolean {
   }
 }
 
+/** Milliseconds this thread waited, runnable, for a CPU: the shared box's load, not the gateway's work. */
+function cpuWaitMs(): number {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6 || 0;
+  } catch {
+    return 0;
+  }
+}
+
 /**
  * Watches the gateway's side while a hostile call runs: how late a 20 ms timer ever fires (the
  * event loop), the host's process count, and the per-call cgroup's own count and members.
@@ -61,10 +70,13 @@ function watch() {
   let worstLateMs = 0;
   const members = new Set<number>();
   let last = performance.now();
+  let lastWait = cpuWaitMs();
   const timer = setInterval(() => {
     const now = performance.now();
-    worstLateMs = Math.max(worstLateMs, now - last - 20);
+    const wait = cpuWaitMs();
+    worstLateMs = Math.max(worstLateMs, now - last - 20 - (wait - lastWait));
     last = now;
+    lastWait = wait;
     peakHost = Math.max(peakHost, hostProcessCount());
     for (const dir of callCgroups()) {
       try {
