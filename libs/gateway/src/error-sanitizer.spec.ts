@@ -24,4 +24,24 @@ describe('sanitizeToolMessage', () => {
   it('cuts long messages', () => {
     expect(sanitizeToolMessage('x'.repeat(5000), ctx)).toHaveLength(1000);
   });
+
+  it('still cuts a stack frame indented with tabs, and keeps words that merely start with "at"', () => {
+    expect(sanitizeToolMessage('boom\n\tat fn (x.js:1:2)\natlas is fine', ctx)).toBe('boom\natlas is fine');
+  });
+
+  describe('catastrophic backtracking and size blow-up in tool-chosen failure text', () => {
+    const bigArgs = JSON.stringify({ paths: Array.from({ length: 2000 }, (_, i) => `/data/file-${i}`) });
+    it.each([
+      ['a megabyte of blank lines', '\n'.repeat(1024 * 1024) + 'x'],
+      ['a megabyte of space-and-newline lines', ' \n'.repeat(512 * 1024) + 'x'],
+      ['a megabyte of tab lines before a frame', '\t\n'.repeat(512 * 1024) + 'at x'],
+      ['a megabyte of paths', '/a/b '.repeat(200 * 1024)],
+      ['a megabyte of slashes', '/'.repeat(1024 * 1024)],
+    ])('answers %s in linear time', (_name, message) => {
+      const started = performance.now();
+      const out = sanitizeToolMessage(message, { workspaceRoot: '/srv/ws', argsJson: bigArgs });
+      expect(performance.now() - started).toBeLessThan(100);
+      expect(out.length).toBeLessThanOrEqual(1000);
+    });
+  });
 });
