@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { livingProcesses, sleepMarker, untilEmpty } from '@toolgate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { findCgroupLayout } from './call-cgroup.js';
+import { releaseIdleServerCgroups } from './bwrap-runner.js';
 import { BwrapExecutor, BwrapRunner, capWarning } from './index.js';
 
 // As in bwrap-executor.spec.ts: skipped with its reason where bwrap cannot run, a failure in CI.
@@ -184,6 +186,30 @@ describe.skipIf(unavailable !== undefined || uncapped !== undefined)('resource e
       expect(Number(result.stdout.trim())).toBeLessThan(CAP);
       // The control: threads do start, the cap is what stops them.
       expect(Number(result.stdout.trim())).toBeGreaterThan(CAP / 2);
+      expect(callCgroups()).toEqual([]);
+    });
+  });
+
+  describe('a long-lived sandbox (an MCP server)', () => {
+    it('is capped in a cgroup of its own too, which is removed once it is empty', async () => {
+      // prepare() is synchronous: it uses the caps a settled check found.
+      await runner.resourceCaps();
+      const marker = sleepMarker();
+      const prepared = runner.prepare(bash(`sleep ${marker} & h=$!; timeout 5 bash -c ":(){ :|:& };:" 2>/dev/null; wait $h`), workspace);
+      const watcher = watch();
+      const child = spawn(prepared.command, [...prepared.args], { cwd: prepared.cwd, env: { ...prepared.env }, detached: true, stdio: 'ignore' });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      await new Promise((r) => setTimeout(r, 3000));
+      const seen = watcher.stop();
+      expect(seen.peakInCgroup).toBeGreaterThanOrEqual(CAP - 4);
+      expect(seen.peakInCgroup).toBeLessThanOrEqual(CAP);
+      expect(seen.peakHost - seen.baseline).toBeLessThanOrEqual(CAP + 100);
+      expect(seen.worstLateMs).toBeLessThan(100);
+      // The MCP client closes a server by killing its process group.
+      process.kill(-child.pid!, 'SIGKILL');
+      await exited;
+      expect(await untilEmpty(() => seen.members.filter(stillInCallCgroup), 3000)).toEqual([]);
+      expect(releaseIdleServerCgroups(0)).toBe(0);
       expect(callCgroups()).toEqual([]);
     });
   });

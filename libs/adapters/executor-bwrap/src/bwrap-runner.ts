@@ -96,6 +96,8 @@ export class BwrapRunner implements ProcessRunner {
   private readonly useCgroups: boolean;
   private readonly prlimitPath: string;
   private capPlan: Promise<CapPlan> | undefined;
+  /** The plan once `caps()` has settled; `prepare()` is synchronous and can only use a settled one. */
+  private planned: CapPlan | undefined;
 
   constructor(options: BwrapRunnerOptions = {}) {
     this.bwrapPath = options.bwrapPath ?? 'bwrap';
@@ -175,7 +177,20 @@ export class BwrapRunner implements ProcessRunner {
    * caller kills it: keep the handle.
    */
   prepare(spec: ProcessSpec, workspaceRoot: string): PreparedCommand {
-    return this.command(spec, workspaceRoot);
+    releaseIdleServerCgroups();
+    const prepared = this.command(spec, workspaceRoot);
+    // Capped by a cgroup of its own once check() has found cgroups usable. Not by RLIMIT_AS: a
+    // long-lived runtime (node, a JVM) reserves far more address space than it uses.
+    const layout = this.planned?.layout;
+    if (!layout) return prepared;
+    let cgroup: CallCgroup;
+    try {
+      cgroup = CallCgroup.createSync(layout, this.limits);
+    } catch {
+      throw new ToolError('the resource caps of the sandbox could not be set up', 'SANDBOX_FAILED');
+    }
+    serverCgroups.set(cgroup, Date.now());
+    return { ...prepared, ...enterCgroupsArgv(cgroup.directories, prepared.command, prepared.args) };
   }
 
   async run(spec: ProcessSpec, limits: ProcessLimits): Promise<ProcessResult> {
@@ -216,7 +231,7 @@ export class BwrapRunner implements ProcessRunner {
    * with the caps written and by finding `prlimit`. Never rejects; a missing cap is reported.
    */
   private caps(): Promise<CapPlan> {
-    this.capPlan ??= this.planCaps();
+    this.capPlan ??= this.planCaps().then((plan) => (this.planned = plan));
     return this.capPlan;
   }
 
@@ -309,6 +324,26 @@ export class BwrapRunner implements ProcessRunner {
       await rm(scratch, { recursive: true, force: true });
     }
   }
+}
+
+/**
+ * Cgroups of long-lived sandboxes (MCP servers) and when each was made. The runner does not see
+ * those processes end, so an empty one is removed at a later `prepare()` once it is old enough
+ * that its process must have entered it, and every one (members killed) when the gateway exits.
+ */
+const serverCgroups = new Map<CallCgroup, number>();
+const SERVER_CGROUP_ENTRY_GRACE_MS = 60_000;
+process.once('exit', () => {
+  for (const cgroup of serverCgroups.keys()) cgroup.killSync();
+});
+
+/** Removes the long-lived sandboxes' cgroups that are empty and older than `minAgeMs`; returns how many are left. */
+export function releaseIdleServerCgroups(minAgeMs = SERVER_CGROUP_ENTRY_GRACE_MS): number {
+  const now = Date.now();
+  for (const [cgroup, made] of serverCgroups) {
+    if (now - made >= minAgeMs && cgroup.removeIfEmptySync()) serverCgroups.delete(cgroup);
+  }
+  return serverCgroups.size;
 }
 
 /**

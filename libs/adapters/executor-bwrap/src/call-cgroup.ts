@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -109,8 +109,10 @@ export class CallCgroup {
     readonly layout: CgroupLayout,
     /** Directories whose `cgroup.procs` the call's first process writes its pid to. */
     readonly directories: readonly string[],
-    private readonly pidsDir: string | undefined,
-    private readonly memoryDir: string | undefined,
+    /** The pids hierarchy's directory, if processes are capped. */
+    readonly pidsDir: string | undefined,
+    /** The memory hierarchy's directory, if memory is capped. */
+    readonly memoryDir: string | undefined,
   ) {}
 
   /**
@@ -145,6 +147,92 @@ export class CallCgroup {
       throw error;
     }
     return new CallCgroup(layout, directories, pidsDir, memoryDir);
+  }
+
+  /**
+   * `create` for callers that cannot wait (a long-lived process prepared synchronously). The same
+   * caps, the same all-or-nothing, with synchronous writes of a few bytes each.
+   */
+  static createSync(layout: CgroupLayout, limits: ResourceLimits): CallCgroup {
+    const name = `toolgate-call-${process.pid}-${++sequence}-${Math.random().toString(36).slice(2, 8)}`;
+    const pidsDir = layout.pidsParent ? join(layout.pidsParent, name) : undefined;
+    const memoryDir = layout.memoryParent ? join(layout.memoryParent, name) : undefined;
+    const directories = [...new Set([pidsDir, memoryDir].filter((d): d is string => d !== undefined))];
+    const made: string[] = [];
+    const optional = (path: string, value: string) => {
+      try {
+        writeFileSync(path, value);
+      } catch (error) {
+        ignoreMissing(error as NodeJS.ErrnoException);
+      }
+    };
+    try {
+      for (const dir of directories) {
+        mkdirSync(dir);
+        made.push(dir);
+      }
+      if (layout.version === 2) {
+        writeFileSync(join(directories[0]!, 'pids.max'), String(limits.maxProcesses));
+        writeFileSync(join(directories[0]!, 'memory.max'), String(limits.memoryBytes));
+        optional(join(directories[0]!, 'memory.swap.max'), '0');
+      } else {
+        if (pidsDir) writeFileSync(join(pidsDir, 'pids.max'), String(limits.maxProcesses));
+        if (memoryDir) {
+          writeFileSync(join(memoryDir, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+          optional(join(memoryDir, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
+        }
+      }
+    } catch (error) {
+      for (const dir of made) {
+        try {
+          rmdirSync(dir);
+        } catch {
+          // Best effort: an empty cgroup directory holds nothing.
+        }
+      }
+      throw error;
+    }
+    return new CallCgroup(layout, directories, pidsDir, memoryDir);
+  }
+
+  /** Removes the cgroup if nothing is in it any more; true when it is gone. */
+  removeIfEmptySync(): boolean {
+    let gone = true;
+    for (const dir of this.directories) {
+      try {
+        rmdirSync(dir);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') gone = false;
+      }
+    }
+    return gone;
+  }
+
+  /** Kills every member and removes the cgroup, synchronously (at process exit). */
+  killSync(): void {
+    if (this.layout.version === 2) {
+      try {
+        writeFileSync(join(this.directories[0]!, 'cgroup.kill'), '1');
+      } catch {
+        // No cgroup.kill before Linux 5.14; the members are killed one by one below.
+      }
+    }
+    for (const dir of this.directories) {
+      let text = '';
+      try {
+        text = readFileSync(join(dir, 'cgroup.procs'), 'utf8');
+      } catch {
+        continue;
+      }
+      for (const line of text.split('\n')) {
+        try {
+          if (line.trim()) process.kill(Number(line), 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    }
+    this.removeIfEmptySync();
   }
 
   /** Pids in the call's cgroup (any of its directories) right now. */
@@ -185,11 +273,6 @@ export class CallCgroup {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     return true;
-  }
-
-  /** Which caps this cgroup holds. */
-  get holds(): { readonly processes: boolean; readonly memory: boolean } {
-    return { processes: this.pidsDir !== undefined, memory: this.memoryDir !== undefined };
   }
 }
 
