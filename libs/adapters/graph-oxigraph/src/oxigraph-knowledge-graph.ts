@@ -1,7 +1,7 @@
 import type { KnowledgeGraph, QueryAnswer, QueryLimits, Triple } from '@toolgate/contracts';
-import { Store, namedNode, type Quad } from 'oxigraph';
+import { Store, namedNode, type NamedNode, type Quad } from 'oxigraph';
 import { GraphFileError, NQuadsFile } from './nquads-file.js';
-import { QueryEngine } from './query-engine.js';
+import { QueryEngine, poolSizes, type QueryPoolOptions, type ReplicaSnapshot } from './query-engine.js';
 import { checkQuery } from './sparql-guard.js';
 import { TENANT_GRAPH_PREFIX, tenantGraphIri, toQuad } from './terms.js';
 
@@ -53,35 +53,23 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
   /** What was loaded when the graph was opened. */
   readonly opened: GraphOpenReport;
 
-  private constructor(store: Store, file: NQuadsFile | undefined, engine: QueryEngine, options: OxigraphKnowledgeGraphOptions, opened: GraphOpenReport) {
+  private constructor(store: Store, file: NQuadsFile | undefined, options: OxigraphKnowledgeGraphOptions, opened: GraphOpenReport) {
     this.#store = store;
     this.#file = file;
-    this.#engine = engine;
     this.#maxQueryChars = options.maxQueryChars ?? 20_000;
+    this.#engine = new QueryEngine({ snapshot: () => this.#snapshot(), ...poolOptions(options) });
     this.opened = opened;
   }
-
-  /** Checks the pool options before anything is opened; no worker starts until a query needs one. */
-  static #openEngine(store: Store, options: OxigraphKnowledgeGraphOptions): QueryEngine {
-    return new QueryEngine({
-      snapshot: () => store.dump({ format: NQUADS }),
-      ...(options.maxQueryHeapMb ? { maxHeapMb: options.maxQueryHeapMb } : {}),
-      ...(options.queryWorkers !== undefined ? { workers: options.queryWorkers } : {}),
-      ...(options.maxRunningQueriesPerTenant !== undefined ? { maxRunningPerTenant: options.maxRunningQueriesPerTenant } : {}),
-      ...(options.maxQueuedQueriesPerTenant !== undefined ? { maxQueuedPerTenant: options.maxQueuedQueriesPerTenant } : {}),
-      ...(options.maxQueuedQueries !== undefined ? { maxQueued: options.maxQueuedQueries } : {}),
-    });
-  }
-
   /**
    * Opens the graph, loading the file if it exists. A torn final line is dropped (and reported in
    * `opened`); any other damage, or a quad outside a tenant graph, refuses to open with a
    * {@link GraphFileError} naming the file.
    */
   static async open(options: OxigraphKnowledgeGraphOptions = {}): Promise<OxigraphKnowledgeGraph> {
+    // Checked before the file is touched, so bad options leave nothing open or created.
+    poolSizes(poolOptions(options));
     const store = new Store();
-    const engine = OxigraphKnowledgeGraph.#openEngine(store, options);
-    if (!options.path) return new OxigraphKnowledgeGraph(store, undefined, engine, options, { quads: 0, droppedBytes: 0 });
+    if (!options.path) return new OxigraphKnowledgeGraph(store, undefined, options, { quads: 0, droppedBytes: 0 });
 
     const { file, text, droppedBytes } = await NQuadsFile.open(options.path);
     try {
@@ -93,7 +81,7 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
       const why = error instanceof Error ? error.message.split('\n', 1)[0] : String(error);
       throw new GraphFileError(options.path, `it is damaged (${why}); restore it from a backup or move it aside`, { cause: error });
     }
-    return new OxigraphKnowledgeGraph(store, file, engine, options, { quads: store.size, droppedBytes });
+    return new OxigraphKnowledgeGraph(store, file, options, { quads: store.size, droppedBytes });
   }
 
   async add(tenant: string, triples: readonly Triple[]): Promise<void> {
@@ -104,7 +92,7 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
       if (fresh.length === 0) return;
       const nquads = new Store(fresh).dump({ format: NQUADS });
       // Durable first: memory and the query replica change only once the file holds the quads.
-      await this.#durable((file) => file.append(nquads));
+      await this.#durable((file) => file.append(nquads), graph);
       for (const q of fresh) this.#store.add(q);
       this.#engine.update({ op: 'add', nquads });
     });
@@ -131,13 +119,10 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
         // Memory must keep matching the file, which still holds the old triples.
         for (const q of added) this.#store.delete(q);
         for (const q of removed) this.#store.add(q);
+        this.#resync(graph);
         throw error;
       }
-      this.#engine.update({
-        op: 'replace-graph',
-        graph: graph.value,
-        nquads: new Store(this.#store.match(null, null, null, graph)).dump({ format: NQUADS }),
-      });
+      this.#resync(graph);
     });
   }
 
@@ -158,8 +143,10 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
   /**
    * Runs one file write. A failed append may have left part of a line behind, so after any
    * failure the next write first rewrites the file from memory, which never holds unwritten quads.
+   * A worker that read the file meanwhile may hold what the failed write left there, so the
+   * tenant's graph in every worker is set back to memory's.
    */
-  async #durable(write: (file: NQuadsFile) => Promise<void>): Promise<void> {
+  async #durable(write: (file: NQuadsFile) => Promise<void>, graph?: NamedNode): Promise<void> {
     const file = this.#file;
     if (!file) return;
     try {
@@ -170,8 +157,28 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
       await write(file);
     } catch (error) {
       this.#fileSuspect = true;
+      if (graph) this.#resync(graph);
       throw error;
     }
+  }
+
+  /** Sets one tenant's graph in every query worker to what memory holds. */
+  #resync(graph: NamedNode): void {
+    this.#engine.update({
+      op: 'replace-graph',
+      graph: graph.value,
+      nquads: new Store(this.#store.match(null, null, null, graph)).dump({ format: NQUADS }),
+    });
+  }
+
+  /**
+   * What a starting query worker loads: the file, which it reads in its own thread, while the
+   * file holds exactly what memory does (every resolved write, torn or failed ones rewritten
+   * away); else, in memory only or after a failed write, memory serialized here.
+   */
+  #snapshot(): ReplicaSnapshot {
+    if (this.#file && !this.#fileSuspect) return { path: this.#file.path };
+    return { nquads: this.#store.dump({ format: NQUADS }) };
   }
 
   #serialize(write: () => Promise<void>): Promise<void> {
@@ -179,6 +186,16 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
     this.#writes = next.catch(() => undefined);
     return next;
   }
+}
+
+function poolOptions(options: OxigraphKnowledgeGraphOptions): QueryPoolOptions {
+  return {
+    ...(options.maxQueryHeapMb ? { maxHeapMb: options.maxQueryHeapMb } : {}),
+    ...(options.queryWorkers !== undefined ? { workers: options.queryWorkers } : {}),
+    ...(options.maxRunningQueriesPerTenant !== undefined ? { maxRunningPerTenant: options.maxRunningQueriesPerTenant } : {}),
+    ...(options.maxQueuedQueriesPerTenant !== undefined ? { maxQueuedPerTenant: options.maxQueuedQueriesPerTenant } : {}),
+    ...(options.maxQueuedQueries !== undefined ? { maxQueued: options.maxQueuedQueries } : {}),
+  };
 }
 
 function checkLimits(limits: QueryLimits): void {

@@ -1,12 +1,11 @@
 import type { QueryAnswer, QueryLimits } from '@toolgate/contracts';
 import { FairQueue } from './fair-queue.js';
-import { ReplicaWorker, closedError, type ReplicaUpdate } from './replica-worker.js';
+import { ReplicaWorker, closedError, type ReplicaSnapshot, type ReplicaUpdate } from './replica-worker.js';
 
-export type { ReplicaUpdate } from './replica-worker.js';
+export type { ReplicaSnapshot, ReplicaUpdate } from './replica-worker.js';
 
-export interface QueryEngineOptions {
-  /** The whole dataset as N-Quads: what a freshly started worker is loaded with. */
-  readonly snapshot: () => string;
+/** The sizes of the pool and its queues, as {@link QueryEngineOptions} sets them. */
+export interface QueryPoolOptions {
   /** Heap cap of each worker thread; a query that needs more is stopped and reported (default 512). */
   readonly maxHeapMb?: number;
   /** Worker threads, each holding a replica of the graph (default 2). */
@@ -17,6 +16,23 @@ export interface QueryEngineOptions {
   readonly maxQueuedPerTenant?: number;
   /** Queries of all tenants that may wait; one more is refused with `QUERY_RATE_LIMITED` (default 256). */
   readonly maxQueued?: number;
+}
+
+export interface QueryEngineOptions extends QueryPoolOptions {
+  /** What a freshly started worker is loaded with. */
+  readonly snapshot: () => ReplicaSnapshot;
+}
+
+/** The pool's sizes with their defaults, or a RangeError naming the option out of range. */
+export function poolSizes(options: QueryPoolOptions): { workers: number; maxHeapMb: number; maxRunningPerKey: number; maxQueuedPerKey: number; maxQueued: number } {
+  const workers = bounded('workers', options.workers ?? 2, 64);
+  return {
+    workers,
+    maxHeapMb: bounded('maxHeapMb', options.maxHeapMb ?? 512, 1_000_000),
+    maxRunningPerKey: bounded('maxRunningPerTenant', options.maxRunningPerTenant ?? 1, workers),
+    maxQueuedPerKey: bounded('maxQueuedPerTenant', options.maxQueuedPerTenant ?? 16, 100_000),
+    maxQueued: bounded('maxQueued', options.maxQueued ?? 256, 1_000_000),
+  };
 }
 
 interface PendingQuery {
@@ -52,14 +68,9 @@ export class QueryEngine {
   #closed = false;
 
   constructor(options: QueryEngineOptions) {
-    const workers = bounded('workers', options.workers ?? 2, 64);
-    const maxHeapMb = options.maxHeapMb ?? 512;
+    const { workers, maxHeapMb, ...bounds } = poolSizes(options);
     this.#workers = Array.from({ length: workers }, () => new ReplicaWorker({ snapshot: options.snapshot, maxHeapMb }));
-    this.#queue = new FairQueue({
-      maxRunningPerKey: bounded('maxRunningPerTenant', options.maxRunningPerTenant ?? 1, workers),
-      maxQueuedPerKey: bounded('maxQueuedPerTenant', options.maxQueuedPerTenant ?? 16, 100_000),
-      maxQueued: bounded('maxQueued', options.maxQueued ?? 256, 1_000_000),
-    });
+    this.#queue = new FairQueue(bounds);
   }
 
   /** Forwards a write to every live worker (a worker started later loads the snapshot instead). */

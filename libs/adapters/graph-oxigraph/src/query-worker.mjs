@@ -3,13 +3,14 @@
 // This file is plain JavaScript so the worker starts the same under node, tsx and vitest, none of
 // which give a worker thread a TypeScript loader.
 //
-// Messages in (from query-engine.ts), processed in order:
+// Messages in (from replica-worker.ts), processed in order:
 //   { op: 'reset', nquads }                every graph replaced by these quads
+//   { op: 'reset', path }                  every graph replaced by the complete lines of this file
 //   { op: 'add', nquads }                  quads added (each to its own named graph's store)
 //   { op: 'replace-graph', graph, nquads } one graph's store replaced by these quads
 //   { op: 'query', id, graph, sparql, maxRows, maxBytes }
 // Messages out: { id, ok: true, answer } | { id, ok: false, reason, message }.
-import { readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { Store, namedNode, parse } from 'oxigraph';
@@ -46,6 +47,14 @@ function addQuads(nquads) {
     }
     store.add(quad);
   }
+}
+
+/**
+ * The file's text up to its last newline. An append still being written may show part of its
+ * line; that write has not resolved yet, and its quads follow as an 'add' message.
+ */
+function completeLines(text) {
+  return text.slice(0, text.lastIndexOf('\n') + 1);
 }
 
 /** The plain value of a SPARQL JSON results term, as the port describes row values. */
@@ -114,7 +123,7 @@ parentPort.on('message', (message) => {
   switch (message.op) {
     case 'reset':
       stores.clear();
-      addQuads(message.nquads);
+      addQuads(typeof message.path === 'string' ? completeLines(readFileSync(message.path, 'utf8')) : message.nquads);
       break;
     case 'add':
       addQuads(message.nquads);

@@ -21,9 +21,17 @@ interface InFlight {
   readonly timer: NodeJS.Timeout;
 }
 
+/**
+ * What a freshly started thread is loaded with: the whole dataset as N-Quads text, or the path of
+ * the graph's file for the thread to read itself, so that the main thread does not serialize the
+ * whole graph at every restart. A file must hold every write that resolved, and whatever else it
+ * holds must be corrected by a later update.
+ */
+export type ReplicaSnapshot = { readonly nquads: string } | { readonly path: string };
+
 export interface ReplicaWorkerOptions {
-  /** The whole dataset as N-Quads: what a freshly started thread is loaded with. */
-  readonly snapshot: () => string;
+  /** Taken when a thread starts, in the same synchronous step that makes it current. */
+  readonly snapshot: () => ReplicaSnapshot;
   /** Heap cap of the thread; a query that needs more is stopped and reported. */
   readonly maxHeapMb: number;
 }
@@ -139,7 +147,7 @@ export class ReplicaWorker {
       this.#thread = undefined;
       this.#fail(new ToolError('the query engine stopped; try again', 'QUERY_FAILED'));
     });
-    thread.postMessage({ op: 'reset', nquads: snapshot });
+    thread.postMessage({ op: 'reset', ...snapshot });
     this.#thread = thread;
     return thread;
   }
