@@ -63,7 +63,7 @@ export class ReplicaWorker {
     return this.#inFlight !== undefined;
   }
 
-  /** A thread is started and loaded, so a query here pays no start-up. */
+  /** A thread is started (perhaps still loading), so a query here pays no thread start. */
   get warm(): boolean {
     return this.#thread !== undefined;
   }
