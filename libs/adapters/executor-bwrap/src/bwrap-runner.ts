@@ -20,7 +20,7 @@ import {
 } from '@toolgate/adapter-kit-process';
 import { bwrapArgs, hostTopLevel, SANDBOX_WORKSPACE, type SandboxPlan, type TopLevelEntry } from './bwrap-argv.js';
 import { identityFiles } from './sandbox-identity.js';
-import { CallCgroup, enterCgroupsArgv, findCgroupLayout, type CapMechanism, type CgroupLayout, type ResourceLimits } from './call-cgroup.js';
+import { CallCgroup, enterCgroupsArgv, findCgroupLayout, usableLayout, type CapMechanism, type CgroupLayout, type ResourceLimits } from './call-cgroup.js';
 
 /** Configuration of the tier-2 sandbox. */
 export interface BwrapRunnerOptions extends Partial<Supervision> {
@@ -247,17 +247,10 @@ export class BwrapRunner implements ProcessRunner {
     if (!this.useCgroups) problems.push('per-call cgroups are turned off');
     else {
       const found = findCgroupLayout();
-      if (!found) problems.push('no pids or memory cgroup controller is mounted for this process');
-      else {
-        const trial = await CallCgroup.create(found, this.limits).catch((error: NodeJS.ErrnoException) => {
-          problems.push(`cannot create a cgroup with caps below this process's own (${error.code ?? error.message}; the server must run as root or own a delegated cgroup)`);
-          return undefined;
-        });
-        if (trial && (await trial.remove())) layout = found;
-        else if (trial) problems.push('a trial cgroup could not be removed');
-      }
-      if (layout && !layout.pidsParent) problems.push('the pids cgroup controller is not available');
-      if (layout && !layout.memoryParent) problems.push('the memory cgroup controller is not available');
+      if (!found) problems.push("no cgroup hierarchy offers the pids or memory controller below this process's cgroup");
+      else layout = await usableLayout(found, this.limits, problems);
+      if (found && !found.pidsParent) problems.push('the pids cgroup controller is not available');
+      if (found && !found.memoryParent) problems.push('the memory cgroup controller is not available');
     }
     const cgroupName = layout?.version === 2 ? 'cgroup v2' : 'cgroup v1';
     const processes: CapMechanism = layout?.pidsParent ? cgroupName : 'none';

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** The kernel-enforced caps of one sandboxed call. */
 export interface ResourceLimits {
@@ -28,8 +28,8 @@ interface Mount {
   readonly options: readonly string[];
 }
 
-function mounts(): Mount[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8')
+function parseMountinfo(text: string): Mount[] {
+  return text
     .split('\n')
     .flatMap((line) => {
       const [left, right] = line.split(' - ');
@@ -46,23 +46,53 @@ function mounts(): Mount[] {
 function ownDirectory(mount: Mount, ownPath: string): string | undefined {
   if (mount.root !== '/' && ownPath !== mount.root && !ownPath.startsWith(`${mount.root}/`)) return undefined;
   const below = mount.root === '/' ? ownPath : ownPath.slice(mount.root.length);
-  return join(mount.point, below);
+  // No trailing slash, so the hierarchy's own root compares equal to its mount point.
+  return join(mount.point, below).replace(/(.)\/+$/, '$1');
+}
+
+/**
+ * The part of `found` this process can actually use: a trial cgroup with the caps written is made
+ * and removed, per v1 hierarchy separately (one may be writable and the other not). Each reason
+ * a controller is not used is added to `problems`.
+ */
+export async function usableLayout(found: CgroupLayout, limits: ResourceLimits, problems: string[]): Promise<CgroupLayout | undefined> {
+  const works = async (layout: CgroupLayout, what: string): Promise<boolean> => {
+    const trial = await CallCgroup.create(layout, limits).catch((error: NodeJS.ErrnoException) => {
+      problems.push(`cannot create a ${what} cgroup with caps (${error.code ?? error.message}; the server must run as root or own a delegated cgroup)`);
+      return undefined;
+    });
+    if (!trial) return false;
+    if (await trial.remove()) return true;
+    problems.push(`a trial ${what} cgroup could not be removed`);
+    return false;
+  };
+  if (found.version === 2) return (await works(found, 'v2')) ? found : undefined;
+  const pidsParent = found.pidsParent && (await works({ version: 1, pidsParent: found.pidsParent }, 'v1 pids')) ? found.pidsParent : undefined;
+  const memoryParent = found.memoryParent && (await works({ version: 1, memoryParent: found.memoryParent }, 'v1 memory')) ? found.memoryParent : undefined;
+  if (!pidsParent && !memoryParent) return undefined;
+  return { version: 1, ...(pidsParent ? { pidsParent } : {}), ...(memoryParent ? { memoryParent } : {}) };
 }
 
 /**
  * Finds where this process may make child cgroups with the pids and memory controllers: a v2
  * hierarchy whose own cgroup offers both to its children is preferred; otherwise the v1 `pids`
  * and `memory` hierarchies, each below this process's own cgroup there. Nothing is written.
+ * (In v2, below the parent of this process's cgroup when only that offers both controllers.)
  */
 export function findCgroupLayout(): CgroupLayout | undefined {
-  let table: string;
-  let all: Mount[];
   try {
-    table = readFileSync('/proc/self/cgroup', 'utf8');
-    all = mounts();
+    return cgroupLayoutFrom(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'), v2Offers);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `findCgroupLayout` from the texts of `/proc/self/cgroup` and `/proc/self/mountinfo`, and a test
+ * of whether a v2 directory offers both controllers to its children.
+ */
+export function cgroupLayoutFrom(table: string, mountinfo: string, offers: (dir: string) => boolean): CgroupLayout | undefined {
+  const all = parseMountinfo(mountinfo);
   const own = new Map<string, string>();
   for (const line of table.trim().split('\n')) {
     const match = /^(\d+):([^:]*):(.*)$/.exec(line);
@@ -74,7 +104,11 @@ export function findCgroupLayout(): CgroupLayout | undefined {
   const v2Mount = all.find((m) => m.fstype === 'cgroup2');
   if (v2Path !== undefined && v2Mount) {
     const dir = ownDirectory(v2Mount, v2Path);
-    if (dir && v2Offers(dir)) return { version: 2, pidsParent: dir, memoryParent: dir };
+    if (dir && offers(dir)) return { version: 2, pidsParent: dir, memoryParent: dir };
+    // v2 lets a cgroup with processes (the gateway's) have no controller-enabled children, but its
+    // parent often offers both (systemd slices): the calls' cgroups are then the gateway's siblings.
+    const parent = dir && dir !== v2Mount.point ? dirname(dir) : undefined;
+    if (parent && offers(parent)) return { version: 2, pidsParent: parent, memoryParent: parent };
   }
   const v1 = (controller: string) => {
     const mount = all.find((m) => m.fstype === 'cgroup' && m.options.includes(controller));
