@@ -177,7 +177,6 @@ export class BwrapRunner implements ProcessRunner {
    * caller kills it: keep the handle.
    */
   prepare(spec: ProcessSpec, workspaceRoot: string): PreparedCommand {
-    releaseIdleServerCgroups();
     const prepared = this.command(spec, workspaceRoot);
     // Capped by a cgroup of its own once check() has found cgroups usable. Not by RLIMIT_AS: a
     // long-lived runtime (node, a JVM) reserves far more address space than it uses.
@@ -189,7 +188,7 @@ export class BwrapRunner implements ProcessRunner {
     } catch {
       throw new ToolError('the resource caps of the sandbox could not be set up', 'SANDBOX_FAILED');
     }
-    serverCgroups.set(cgroup, Date.now());
+    watchServerCgroup(cgroup);
     return { ...prepared, ...enterCgroupsArgv(cgroup.directories, prepared.command, prepared.args) };
   }
 
@@ -320,21 +319,39 @@ export class BwrapRunner implements ProcessRunner {
 }
 
 /**
- * Cgroups of long-lived sandboxes (MCP servers) and when each was made. The runner does not see
- * those processes end, so an empty one is removed at a later `prepare()` once it is old enough
- * that its process must have entered it, and every one (members killed) when the gateway exits.
+ * Cgroups of long-lived sandboxes (MCP servers): when each was made and whether a process has
+ * been seen in it. The runner does not see those processes end, so a timer (every second, not
+ * keeping the gateway alive) removes a cgroup once it was seen entered and is empty again, or
+ * is empty a minute after it was made (its process never started). At exit, every one left has
+ * its members killed and is removed.
  */
-const serverCgroups = new Map<CallCgroup, number>();
+const serverCgroups = new Map<CallCgroup, { readonly made: number; entered: boolean }>();
 const SERVER_CGROUP_ENTRY_GRACE_MS = 60_000;
+let serverCgroupSweep: NodeJS.Timeout | undefined;
 process.once('exit', () => {
   for (const cgroup of serverCgroups.keys()) cgroup.killSync();
 });
 
-/** Removes the long-lived sandboxes' cgroups that are empty and older than `minAgeMs`; returns how many are left. */
+function watchServerCgroup(cgroup: CallCgroup): void {
+  serverCgroups.set(cgroup, { made: Date.now(), entered: false });
+  if (serverCgroupSweep) return;
+  serverCgroupSweep = setInterval(() => releaseIdleServerCgroups(), 1000);
+  serverCgroupSweep.unref();
+}
+
+/**
+ * Removes the long-lived sandboxes' cgroups that are done: entered and now empty, or empty and
+ * older than `minAgeMs`. Returns how many are left.
+ */
 export function releaseIdleServerCgroups(minAgeMs = SERVER_CGROUP_ENTRY_GRACE_MS): number {
   const now = Date.now();
-  for (const [cgroup, made] of serverCgroups) {
-    if (now - made >= minAgeMs && cgroup.removeIfEmptySync()) serverCgroups.delete(cgroup);
+  for (const [cgroup, state] of serverCgroups) {
+    if (cgroup.hasMembersSync()) state.entered = true;
+    else if ((state.entered || now - state.made >= minAgeMs) && cgroup.removeIfEmptySync()) serverCgroups.delete(cgroup);
+  }
+  if (serverCgroups.size === 0 && serverCgroupSweep) {
+    clearInterval(serverCgroupSweep);
+    serverCgroupSweep = undefined;
   }
   return serverCgroups.size;
 }

@@ -229,6 +229,17 @@ export class CallCgroup {
     return new CallCgroup(layout, directories, pidsDir, memoryDir);
   }
 
+  /** Whether any process is in the cgroup right now (synchronous: a few bytes per directory). */
+  hasMembersSync(): boolean {
+    return this.directories.some((dir) => {
+      try {
+        return readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim() !== '';
+      } catch {
+        return false;
+      }
+    });
+  }
+
   /** Removes the cgroup if nothing is in it any more; true when it is gone. */
   removeIfEmptySync(): boolean {
     let gone = true;
