@@ -78,7 +78,10 @@ const DEFAULT_READ_ONLY = ['/etc/alternatives', '/etc/ld.so.cache'];
  * at `/workspace`), a read-only `/usr`, its own `/proc`, `/dev` and `/tmp`, and no network.
  * `bwrap` itself is supervised like a tier-1 process (own process group, output caps, deadline);
  * killing it kills the sandbox's whole pid namespace (`--die-with-parent`), so nothing started
- * inside survives the call.
+ * inside survives the call. Each call also runs in a cgroup of its own that caps its processes
+ * and memory, entered before bwrap starts and removed after the call; where the host offers no
+ * such cgroup, memory is capped per process by `RLIMIT_AS` and `resourceCaps()` says what is
+ * missing (ADR 0028).
  */
 export class BwrapRunner implements ProcessRunner {
   private readonly bwrapPath: string;
@@ -174,7 +177,8 @@ export class BwrapRunner implements ProcessRunner {
    * The bwrap command line for a long-lived process (an MCP server). Start it in its own process
    * group; when bwrap dies, everything inside its sandbox dies with it (`--die-with-parent` and
    * the sandbox's own pid namespace), and bwrap dies with the gateway's process only if the
-   * caller kills it: keep the handle.
+   * caller kills it: keep the handle. Once `check()` has found cgroups usable, the process is
+   * capped like a call, in a cgroup of its own that is removed soon after it empties.
    */
   prepare(spec: ProcessSpec, workspaceRoot: string): PreparedCommand {
     const prepared = this.command(spec, workspaceRoot);
