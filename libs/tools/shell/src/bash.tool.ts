@@ -1,6 +1,7 @@
 import { ToolError, type JsonObject, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
 import type { ShellToolLimits } from './shell-limits.js';
 import { processTimeout, runInWorkspace, shellManifestBounds, timeoutArgSchema } from './shell-run.js';
+import type { WorkspaceLocks } from './workspace-lock.js';
 
 /** Longest command accepted, in bytes of UTF-8. */
 export const MAX_BASH_COMMAND_BYTES = 16 * 1024;
@@ -9,7 +10,7 @@ export const MAX_BASH_COMMAND_BYTES = 16 * 1024;
  * `bash -c <command>` in the workspace, at the configured tier. bash starts without profile or
  * rc files; the environment is the tier's scrubbed one.
  */
-export function bashTool(limits: ShellToolLimits): ToolDefinition {
+export function bashTool(limits: ShellToolLimits, locks: WorkspaceLocks): ToolDefinition {
   return {
     manifest: {
       name: 'bash',
@@ -37,7 +38,15 @@ export function bashTool(limits: ShellToolLimits): ToolDefinition {
           throw new ToolError(`the command is longer than ${MAX_BASH_COMMAND_BYTES} bytes`, 'INVALID_ARGUMENT');
         }
         const timeoutMs = processTimeout(args, limits.maxProcessTimeoutMs);
-        return runInWorkspace(ctx, { command: 'bash', args: ['--noprofile', '--norc', '-c', command] }, timeoutMs, limits.maxOutputBytes);
+        const started = Date.now();
+        // Shared: bash calls run side by side, but never while a git call of the workspace runs.
+        const release = await locks.acquire(ctx.workspaceRoot, 'shared', ctx.signal);
+        try {
+          const remainingMs = Math.max(1, timeoutMs - (Date.now() - started));
+          return await runInWorkspace(ctx, { command: 'bash', args: ['--noprofile', '--norc', '-c', command] }, remainingMs, limits.maxOutputBytes);
+        } finally {
+          release();
+        }
       },
     },
   };

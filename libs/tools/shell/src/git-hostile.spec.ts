@@ -547,6 +547,71 @@ describe('writing/reading outside the work tree', () => {
   });
 });
 
+describe('racing a checked git call', () => {
+  // The tools as the server has them: one createShellTools call, so bash and git share locks.
+  const [bashOfServer, gitOfServer] = createShellTools({ tier: 'bwrap', timeoutMs: 60_000, maxOutputBytes: 16_384 }) as [ToolDefinition, ToolDefinition];
+  /** Records when each process of the runner started and ended. */
+  class TimedRunner extends WorkspaceRunner {
+    readonly spans: { command: string; args: readonly string[]; start: number; end: number }[] = [];
+    override async run(spec: ProcessSpec, limits: ProcessLimits): Promise<ProcessResult> {
+      const start = performance.now();
+      try {
+        return await super.run(spec, limits);
+      } finally {
+        this.spans.push({ command: spec.command, args: spec.args, start, end: performance.now() });
+      }
+    }
+  }
+
+  it('starts no git process while a bash call of the workspace runs, and no bash process during a git call', async () => {
+    const timed = new TimedRunner();
+    const ctx = context(workspace, timed);
+    await gitOfServer.handler.invoke({ args: ['init', '-q', '-b', 'main'] }, ctx);
+    await writeRaw(join(workspace, 'a.txt'), 'one\n');
+    const calls = [
+      bashOfServer.handler.invoke({ command: 'sleep 0.4' }, ctx),
+      new Promise((resolve) => setTimeout(resolve, 50)).then(() => gitOfServer.handler.invoke({ args: ['add', 'a.txt'] }, ctx)),
+      new Promise((resolve) => setTimeout(resolve, 100)).then(() => bashOfServer.handler.invoke({ command: 'true' }, ctx)),
+    ];
+    await Promise.all(calls);
+    const bashSpans = timed.spans.filter((s) => s.command === 'bash');
+    const gitSpans = timed.spans.filter((s) => s.command === 'git' && s.args[0] !== 'init');
+    expect(bashSpans).toHaveLength(2);
+    expect(gitSpans.length).toBeGreaterThan(0);
+    // Every git process of the add (config listing included) lies outside every bash process.
+    for (const g of gitSpans) for (const b of bashSpans) expect(g.end <= b.start || g.start >= b.end, `${g.args.join(' ')} overlaps bash`).toBe(true);
+  });
+
+  it('never lets a concurrent checkout redirect a checked mv through a symlink (the red team\'s race)', async () => {
+    const outside = join(base, 'outside');
+    await mkdir(outside);
+    // main has a real directory out/; branch x replaces it with a link to a directory outside.
+    hostGit(workspace, 'init', '-q', '-b', 'main');
+    await writeRaw(join(workspace, 'a.txt'), 'hello\n');
+    await mkdir(join(workspace, 'out'));
+    await writeRaw(join(workspace, 'out', 'keep'), '');
+    hostGit(workspace, 'add', '-A');
+    hostGit(workspace, 'commit', '-q', '-m', 'main');
+    hostGit(workspace, 'checkout', '-q', '-b', 'x');
+    await rm(join(workspace, 'out'), { recursive: true });
+    await symlink(outside, join(workspace, 'out'));
+    hostGit(workspace, 'add', '-A');
+    hostGit(workspace, 'commit', '-q', '-m', 'x');
+    hostGit(workspace, 'checkout', '-q', '-f', 'main');
+    const ctx = context(workspace, runner);
+    for (let round = 0; round < 20; round++) {
+      const offset = round % 5;
+      await Promise.allSettled([
+        gitOfServer.handler.invoke({ args: ['mv', '-f', 'a.txt', 'out/pwned'] }, ctx),
+        new Promise((resolve) => setTimeout(resolve, offset)).then(() => gitOfServer.handler.invoke({ args: ['checkout', '-q', 'x'] }, ctx)),
+      ]);
+      expect(await readdir(outside), `round ${round}`).toEqual([]);
+      hostGit(workspace, 'checkout', '-q', '-f', 'main');
+      hostGit(workspace, 'reset', '-q', '--hard');
+    }
+  }, 60_000);
+});
+
 describe('normal flows keep working', () => {
   it('init, add, commit, branch, switch, merge, tag, stash, log with ranges, diff, show, status', async () => {
     await repository();

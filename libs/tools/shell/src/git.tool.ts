@@ -5,6 +5,7 @@ import { checkRepositoryConfig } from './git-repository-config.js';
 import { checkPathOperands, inspectWorkspace, refuseRepository } from './git-repository-guard.js';
 import type { ShellToolLimits } from './shell-limits.js';
 import { processTimeout, runInWorkspace, shellManifestBounds, timeoutArgSchema } from './shell-run.js';
+import type { WorkspaceLocks } from './workspace-lock.js';
 
 export const MAX_GIT_ARGS = 64;
 export const MAX_GIT_ARG_LENGTH = 4096;
@@ -36,7 +37,7 @@ async function checkConfig(ctx: ToolContext, env: Record<string, string>, timeou
 }
 
 /** `git <args>` on the repository in the workspace, at the configured tier, with a refusal list. */
-export function gitTool(limits: ShellToolLimits): ToolDefinition {
+export function gitTool(limits: ShellToolLimits, locks: WorkspaceLocks): ToolDefinition {
   return {
     manifest: {
       name: 'git',
@@ -79,14 +80,22 @@ export function gitTool(limits: ShellToolLimits): ToolDefinition {
           throw new ToolError('this tool runs processes and needs a process tier, but it was given no process runner', 'NO_PROCESS_RUNNER');
         }
         const started = Date.now();
-        // Everything a file write could have planted is checked before git starts, in this order:
-        // the layout (cheap, no process), the arguments' targets, then the config through git.
-        const layout = await inspectWorkspace(ctx.workspaceRoot, { signal: ctx.signal });
-        await checkPathOperands(ctx.workspaceRoot, gitPathOperands(gitArgs));
-        const env = gitEnvironment(ctx.principal, ctx.workspaceRoot);
-        if (layout.config) await checkConfig(ctx, env, timeoutMs);
-        const remainingMs = Math.max(1, timeoutMs - (Date.now() - started));
-        return runInWorkspace(ctx, { command: 'git', args: gitArgs, env }, remainingMs, limits.maxOutputBytes);
+        // Alone in the workspace from the first check until git exits: no other bash or git call
+        // of the tenant can change what was checked before git reads it (WorkspaceLocks).
+        const release = await locks.acquire(ctx.workspaceRoot, 'exclusive', ctx.signal);
+        try {
+          // Everything a file write could have planted is checked before git starts, in this order:
+          // the layout (cheap, no process), the arguments' targets, then the config through git.
+          const layout = await inspectWorkspace(ctx.workspaceRoot, { signal: ctx.signal });
+          await checkPathOperands(ctx.workspaceRoot, gitPathOperands(gitArgs));
+          const env = gitEnvironment(ctx.principal, ctx.workspaceRoot);
+          const checkMs = Math.max(1, timeoutMs - (Date.now() - started));
+          if (layout.config) await checkConfig(ctx, env, checkMs);
+          const remainingMs = Math.max(1, timeoutMs - (Date.now() - started));
+          return await runInWorkspace(ctx, { command: 'git', args: gitArgs, env }, remainingMs, limits.maxOutputBytes);
+        } finally {
+          release();
+        }
       },
     },
   };

@@ -2,6 +2,7 @@ import type { ToolDefinition } from '@toolgate/contracts';
 import { bashTool } from './bash.tool.js';
 import { gitTool } from './git.tool.js';
 import { shellLimits, type ShellToolsOptions } from './shell-limits.js';
+import { WorkspaceLocks } from './workspace-lock.js';
 
 export { DEADLINE_RESERVE_MS, type ShellToolsOptions } from './shell-limits.js';
 export { GIT_SUBCOMMANDS, REFUSED_OPTIONS, PROTECTIVE_CONFIG, checkGitArgs } from './git-policy.js';
@@ -14,5 +15,7 @@ export { MAX_BASH_COMMAND_BYTES } from './bash.tool.js';
  */
 export function createShellTools(options: ShellToolsOptions): ToolDefinition[] {
   const limits = shellLimits(options);
-  return [bashTool(limits), gitTool(limits)];
+  // One set of locks for both tools: a git call must exclude bash calls of its workspace too.
+  const locks = new WorkspaceLocks();
+  return [bashTool(limits, locks), gitTool(limits, locks)];
 }
