@@ -1,10 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { livingProcesses, sleepMarker, untilEmpty } from '@toolgate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { findCgroupLayout } from './call-cgroup.js';
 import { releaseIdleServerCgroups } from './bwrap-runner.js';
 import { BwrapExecutor, BwrapRunner, capWarning } from './index.js';
@@ -287,6 +287,26 @@ describe.skipIf(unavailable !== undefined || uncapped !== undefined)('resource e
       expect(Number(value('du'))).toBeLessThan(80 * 1024);
       expect(callCgroups()).toEqual([]);
     });
+  });
+});
+
+describe.skipIf(unavailable !== undefined || uncapped !== undefined)('cgroups a gone gateway left behind', () => {
+  it("are removed at the next start when empty and their creator is dead; a live gateway's are kept", async () => {
+    const parent = findCgroupLayout()!.pidsParent!;
+    const dead = spawnSync('true').pid;
+    const alive = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const stale = join(parent, `toolgate-call-${dead}-1-stale0`);
+    const kept = join(parent, `toolgate-call-${alive.pid}-1-alive0`);
+    mkdirSync(stale);
+    mkdirSync(kept);
+    try {
+      await new BwrapRunner().resourceCaps();
+      expect(existsSync(stale)).toBe(false);
+      expect(existsSync(kept)).toBe(true);
+    } finally {
+      alive.kill('SIGKILL');
+      for (const dir of [stale, kept]) if (existsSync(dir)) rmdirSync(dir);
+    }
   });
 });
 

@@ -20,7 +20,7 @@ import {
 } from '@toolgate/adapter-kit-process';
 import { bwrapArgs, hostTopLevel, SANDBOX_WORKSPACE, type SandboxPlan, type TopLevelEntry } from './bwrap-argv.js';
 import { identityFiles } from './sandbox-identity.js';
-import { CallCgroup, enterCgroupsArgv, findCgroupLayout, usableLayout, type CapMechanism, type CgroupLayout, type ResourceLimits } from './call-cgroup.js';
+import { CallCgroup, enterCgroupsArgv, findCgroupLayout, removeStaleCgroups, usableLayout, type CapMechanism, type CgroupLayout, type ResourceLimits } from './call-cgroup.js';
 
 /** Configuration of the tier-2 sandbox. */
 export interface BwrapRunnerOptions extends Partial<Supervision> {
@@ -252,6 +252,7 @@ export class BwrapRunner implements ProcessRunner {
       const found = findCgroupLayout();
       if (!found) problems.push("no cgroup hierarchy offers the pids or memory controller below this process's cgroup");
       else layout = await usableLayout(found, this.limits, problems);
+      if (layout) removeStaleCgroups(layout);
       if (found && !found.pidsParent) problems.push('the pids cgroup controller is not available');
       if (found && !found.memoryParent) problems.push('the memory cgroup controller is not available');
     }

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
@@ -277,7 +277,11 @@ export class CallCgroup {
         }
       }
     }
-    this.removeIfEmptySync();
+    // SIGKILLed members take a moment to be reaped; rmdir fails until then. At exit nothing else
+    // runs, so a short blocking wait is the only way to leave no directory behind.
+    const until = Date.now() + 500;
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    while (!this.removeIfEmptySync() && Date.now() < until) Atomics.wait(pause, 0, 0, 10);
   }
 
   /** Pids in the call's cgroup (any of its directories) right now. */
@@ -323,6 +327,32 @@ export class CallCgroup {
 
 function ignoreMissing(error: NodeJS.ErrnoException): void {
   if (error.code !== 'ENOENT') throw error;
+}
+
+/**
+ * Removes empty per-call cgroups that a gateway process which no longer exists left behind (it was
+ * killed, or ended before it could remove them). A directory is only removed if its creator's pid
+ * (in its name) is not alive and the kernel agrees it is empty; another gateway's are left alone.
+ */
+export function removeStaleCgroups(layout: CgroupLayout): void {
+  for (const parent of new Set([layout.pidsParent, layout.memoryParent])) {
+    if (!parent) continue;
+    let names: string[];
+    try {
+      names = readdirSync(parent);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const creator = /^toolgate-call-(\d+)-/.exec(name)?.[1];
+      if (!creator || Number(creator) === process.pid || existsSync(`/proc/${creator}`)) continue;
+      try {
+        rmdirSync(join(parent, name));
+      } catch {
+        // Not empty (a member still dying) or already gone: left for the next start.
+      }
+    }
+  }
 }
 
 /**
