@@ -2,4 +2,4 @@ export { createAppRouter, type AppRouter, type AppRouterDeps, type HealthReport 
 export { createContextInner, type ApiContext } from './context.js';
 export { createCallerFactory } from './trpc.js';
 export { createRestHandler, restMethodHasBody, type RestRequest, type RestResponse } from './rest.js';
-export { MAX_INPUT_DEPTH } from './trpc.js';
+export { MAX_INPUT_DEPTH, MAX_INPUT_VALUES } from './input-bounds.js';

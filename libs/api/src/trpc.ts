@@ -1,7 +1,7 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { Principal } from '@toolgate/contracts';
 import type { ApiContext } from './context.js';
-import { MAX_ARGS_DEPTH, nestedWithin } from '@toolgate/gateway';
+import { argsProblem, inputProblem } from './input-bounds.js';
 
 /** Formats zod issues as `path: message` lines, so a client sees which field is wrong and why. */
 function issueLines(cause: unknown): string[] | undefined {
@@ -30,12 +30,6 @@ export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure;
 
-/**
- * Deepest nesting accepted in any procedure's raw input: the arguments' limit plus the request
- * object and its `args` member, so the arguments' own rule is the one a caller normally meets.
- */
-export const MAX_INPUT_DEPTH = MAX_ARGS_DEPTH + 2;
-
 /** Procedures that need a caller; the principal is non-optional inside them. */
 export const authedProcedure = t.procedure
   .use(({ ctx, next }) => {
@@ -44,17 +38,20 @@ export const authedProcedure = t.procedure
     }
     return next({ ctx: { principal: ctx.principal as Principal } });
   })
-  // Before any input parser: every procedure's input is refused whole if it nests too deep,
-  // whichever field holds the nesting, so no validator or handler ever recurses over it.
+  // Before any input parser: every procedure's input is refused whole if it nests too deep or
+  // holds more values than any valid input could, whichever field holds them, so no validator
+  // or handler ever recurses over it or spends per-value work on it (each call of a batch alike).
   .use(async ({ getRawInput, next }) => {
     const raw = await getRawInput();
     const args = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as { args?: unknown }).args : undefined;
-    if (!nestedWithin(args, MAX_ARGS_DEPTH)) throw tooDeep(['args'], `arguments are nested deeper than ${MAX_ARGS_DEPTH} levels`);
-    if (!nestedWithin(raw, MAX_INPUT_DEPTH)) throw tooDeep([], `the request is nested deeper than ${MAX_INPUT_DEPTH} levels`);
+    const argsRefusal = args === undefined ? undefined : argsProblem(args);
+    if (argsRefusal) throw refusal(['args'], argsRefusal);
+    const inputRefusal = inputProblem(raw);
+    if (inputRefusal) throw refusal([], inputRefusal);
     return next();
   });
 
 /** A refusal worded like a schema issue, so REST and tRPC callers read it as any other bad field. */
-function tooDeep(path: string[], message: string): TRPCError {
+function refusal(path: string[], message: string): TRPCError {
   return new TRPCError({ code: 'BAD_REQUEST', message, cause: Object.assign(new Error(message), { issues: [{ path, message }] }) });
 }

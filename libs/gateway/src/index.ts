@@ -6,6 +6,6 @@ export type { ToolTrust } from './manifest-rules.js';
 export type { ApprovalRequestResult, ApprovalView } from './approval-desk.js';
 export { APPROVAL_FILES_NOTE, NAMED_FILE_LIMITS, type NamedFile } from './named-files.js';
 export type { TenantAuditReport } from './audit-access.js';
-export { MAX_ARGS_DEPTH, nestedWithin } from './nesting.js';
+export { MAX_ARGS_DEPTH, MAX_ARGS_VALUES, jsonBoundsProblem, maxValuesWithin, nestedWithin, type JsonBounds, type JsonBoundsProblem } from './nesting.js';
 export { normalizeEgressHost } from './egress-host.js';
 export { canonicalJson, payloadDigest, argsDigest, type ApprovalPayload } from './canonical-json.js';

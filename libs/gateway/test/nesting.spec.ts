@@ -1,6 +1,6 @@
 import type { JsonObject } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { MAX_ARGS_DEPTH, nestedWithin } from '../src/index.js';
+import { jsonBoundsProblem, MAX_ARGS_DEPTH, MAX_ARGS_VALUES, nestedWithin } from '../src/index.js';
 import { denialOf, harness, testTool } from './harness.js';
 
 /** `levels` containers deep around a scalar, built without recursion. */
@@ -65,5 +65,37 @@ describe('stack exhaustion by deeply nested arguments', () => {
     expect(nestedWithin(nested(33, 'object'), 32)).toBe(false);
     expect(nestedWithin(Array.from({ length: 100_000 }, (_, i) => ({ i })), 2)).toBe(true);
     expect(nestedWithin('scalar', 0)).toBe(true);
+  });
+});
+
+describe('size blow-up before the size gate: the bounded walk itself', () => {
+  const bounds = { maxDepth: MAX_ARGS_DEPTH, maxValues: MAX_ARGS_VALUES, maxBytes: 65_536, requireJson: true };
+
+  it('counts a container before visiting its children, so a huge one costs almost nothing', () => {
+    const huge = { u: Array.from({ length: 1_000_000 }, () => []) };
+    const started = performance.now();
+    expect(jsonBoundsProblem(huge, bounds)).toEqual({ kind: 'values', limit: MAX_ARGS_VALUES });
+    expect(performance.now() - started).toBeLessThan(20);
+  });
+
+  it('refuses by size what few values make large: long strings and long keys', () => {
+    expect(jsonBoundsProblem({ s: 'x'.repeat(65_536) }, bounds)).toEqual({ kind: 'bytes', limit: 65_536 });
+    expect(jsonBoundsProblem({ ['k'.repeat(65_536)]: 1 }, bounds)).toEqual({ kind: 'bytes', limit: 65_536 });
+    expect(jsonBoundsProblem({ s: 'x'.repeat(60_000) }, bounds)).toBeUndefined();
+  });
+
+  it('never counts more than the JSON would hold, so what the size gate accepts passes', () => {
+    for (const args of [{ u: Array.from({ length: 30_000 }, () => 0) }, { s: 'é'.repeat(30_000) }, Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`k${i}`, [null, true]]))]) {
+      expect(JSON.stringify(args).length).toBeLessThanOrEqual(65_536);
+      expect(jsonBoundsProblem(args, bounds)).toBeUndefined();
+    }
+  });
+
+  it('refuses what is not JSON only when asked to, and keeps depth first', () => {
+    expect(jsonBoundsProblem({ a: undefined }, bounds)).toEqual({ kind: 'not-json', found: 'undefined' });
+    expect(jsonBoundsProblem({ a: Infinity }, bounds)).toEqual({ kind: 'not-json', found: 'Infinity' });
+    expect(jsonBoundsProblem({ a: new Date() }, bounds)).toMatchObject({ kind: 'not-json' });
+    expect(jsonBoundsProblem({ a: undefined }, { maxDepth: 2 })).toBeUndefined();
+    expect(jsonBoundsProblem(nested(200_000, 'array'), bounds)).toEqual({ kind: 'depth', limit: MAX_ARGS_DEPTH });
   });
 });
