@@ -85,3 +85,4 @@ export {
 export type { GatewayListener, ToolFailure } from './gateway-listener.js';
 export { redactSecrets, REDACTED } from './redaction.js';
 export { ecmaToLinearPattern, PatternRefused, MAX_PATTERN_SOURCE } from './ecma-pattern.js';
+export { refuseQuadraticKeywords, SchemaCostRefused, MAX_DEEP_UNIQUE_ITEMS, enumMatcher } from './schema-cost.js';

@@ -1,6 +1,8 @@
-import type { JsonSchema } from '@toolgate/contracts';
+import { MAX_DEEP_UNIQUE_ITEMS, SchemaCostRefused, type JsonObject, type JsonSchema, type JsonValue } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
+import { denialOf, harness, testTool } from '../test/harness.js';
 import { compileSchema } from './schema-compiler.js';
+import { ToolRegistry } from './tool-registry.js';
 
 describe('compileSchema', () => {
   it('compiles once per schema object and once per schema text', () => {
@@ -215,5 +217,200 @@ describe('the regex format', () => {
     const { value, ms } = timed(() => validate('a|'.repeat(30_000)));
     expect(value).toBe(false);
     expect(ms).toBeLessThan(50);
+  });
+});
+
+/** The longest argument the API accepts, less room for the envelope. */
+const ARGS_BYTES = 64 * 1024 - 64;
+
+/** As many values from `make` as fit in one argument array of at most ARGS_BYTES. */
+function filling(make: (i: number) => JsonValue, limit = Number.POSITIVE_INFINITY): JsonValue[] {
+  const out: JsonValue[] = [];
+  let bytes = 2;
+  for (let i = 0; i < limit; i++) {
+    const value = make(i);
+    const size = JSON.stringify(value).length + 1;
+    if (bytes + size > ARGS_BYTES) break;
+    bytes += size;
+    out.push(value);
+  }
+  return out;
+}
+
+/**
+ * `count` items that deep equality takes longest to tell apart within one argument: wide objects
+ * with the same keys, nested 25 deep (the arguments may nest 32), differing only at the last leaf.
+ */
+function slowItems(count: number): JsonValue[] {
+  const per = Math.floor(ARGS_BYTES / count) - 8;
+  return Array.from({ length: count }, (_, i) => {
+    let leaf: JsonObject = {};
+    for (let j = 0, size = 2 + 25 * 6; size + 12 < per; j++, size += String(j).length + 6) leaf[`k${j}`] = 0;
+    leaf['z'] = i;
+    for (let d = 0; d < 25; d++) leaf = { a: leaf };
+    return leaf;
+  });
+}
+
+/** A tool of an MCP source (so the registry leaves a refused one out instead of throwing). */
+function mcpSource(input: JsonSchema): { tool: ReturnType<typeof testTool>; source: { name: string; tools: () => ReturnType<typeof testTool>[] } } {
+  const tool = testTool({ name: 'srv__take', provenance: 'mcp:srv', risk: 'high', input: { type: 'object', properties: { u: input as JsonValue }, additionalProperties: false } });
+  return { tool, source: { name: 'srv', tools: () => [tool] } };
+}
+
+describe('quadratic validation keywords', () => {
+  describe('uniqueItems on items deep equality must compare pairwise', () => {
+    // Every spelling under which ajv compares every pair of items (its O(n²) path).
+    const UNBOUNDED: readonly (readonly [string, JsonSchema])[] = [
+      ['untyped items', { type: 'array', uniqueItems: true }],
+      ['untyped with a large maxItems', { type: 'array', uniqueItems: true, maxItems: 100_000 }],
+      ['one over the bound', { type: 'array', uniqueItems: true, maxItems: MAX_DEEP_UNIQUE_ITEMS + 1 }],
+      ['a maxItems that is not a number', { type: 'array', uniqueItems: true, maxItems: '5' }],
+      ['object items', { type: 'array', uniqueItems: true, items: { type: 'object' } }],
+      ['array items', { type: 'array', uniqueItems: true, items: { type: 'array' } }],
+      ['a union with object', { type: 'array', uniqueItems: true, items: { type: ['string', 'object'] } }],
+      ['items without type', { type: 'array', uniqueItems: true, items: { enum: [1, 2] } }],
+      ['items true', { type: 'array', uniqueItems: true, items: true }],
+      ['anyOf of scalars (not one type)', { type: 'array', uniqueItems: true, items: { anyOf: [{ type: 'string' }, { type: 'number' }] } }],
+      ['tuple items (draft-07)', { type: 'array', uniqueItems: true, items: [{ type: 'string' }, { type: 'string' }] }],
+      ['no type at all', { uniqueItems: true }],
+      ['deep inside anyOf and $defs', { $defs: { list: { type: 'array', uniqueItems: true } }, anyOf: [{ $ref: '#/$defs/list' }] }],
+      ['under items and properties', { type: 'object', properties: { a: { type: 'array', items: { type: 'array', uniqueItems: true } } } }],
+      ['in a not / if / then', { not: { if: { type: 'array' }, then: { uniqueItems: true } } }],
+    ];
+
+    it.each(UNBOUNDED)('refuses %s at compile time, naming the keyword', (_, schema) => {
+      const attempt = () => compileSchema(schema);
+      expect(attempt).toThrow(SchemaCostRefused);
+      expect(attempt).toThrow(/^uniqueItems at '#[^']*' compares every pair of items: it needs items of one scalar type .* or maxItems of at most 50$/);
+    });
+
+    it('names where the keyword is, in the 2020-12 dialect too', () => {
+      expect(() =>
+        compileSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { 'we/ird\n': { type: 'array', prefixItems: [{ type: 'string' }], uniqueItems: true } } }),
+      ).toThrow("uniqueItems at '#/properties/we~1ird?'");
+    });
+
+    it('accepts what ajv checks in one pass, and bounded arrays, and names that only look like the keyword', () => {
+      const accepted: JsonSchema[] = [
+        { type: 'array', uniqueItems: true, items: { type: 'string' } },
+        { type: 'array', uniqueItems: true, items: { type: ['integer', 'null'] } },
+        { type: 'array', uniqueItems: true, items: { type: 'boolean' } },
+        { type: 'array', uniqueItems: true, maxItems: MAX_DEEP_UNIQUE_ITEMS },
+        { type: 'array', uniqueItems: true, maxItems: 3, items: { type: 'object' } },
+        { type: 'array', uniqueItems: false },
+        { type: 'object', properties: { uniqueItems: true, maxItems: { type: 'number' } } },
+        { type: 'object', properties: { tags: { enum: [{ uniqueItems: true }] } } },
+      ];
+      for (const schema of accepted) {
+        expect(typeof compileSchema(schema)).toBe('function');
+      }
+    });
+
+    it('checks a 64 KiB argument of scalar items in one pass', () => {
+      const validate = compileSchema({ type: 'object', properties: { u: { type: 'array', uniqueItems: true, items: { type: 'integer' } } } });
+      const items = filling((i) => i);
+      expect(items.length).toBeGreaterThan(9_000);
+      const { value, ms } = timed(() => validate({ u: items }));
+      expect(value).toBe(true);
+      expect(ms).toBeLessThan(50);
+      expect(validate({ u: [...items, 0] })).toBe(false);
+    });
+
+    it(`checks the slowest ${MAX_DEEP_UNIQUE_ITEMS} items that fit in one argument within 50 ms`, () => {
+      const validate = compileSchema({ type: 'object', properties: { u: { type: 'array', uniqueItems: true, maxItems: MAX_DEEP_UNIQUE_ITEMS } } });
+      const items = slowItems(MAX_DEEP_UNIQUE_ITEMS);
+      expect(JSON.stringify({ u: items }).length).toBeGreaterThan(60_000);
+      validate({ u: slowItems(5) }); // the first call of a compiled function pays its JIT warm-up
+      const { value, ms } = timed(() => validate({ u: items }));
+      expect(value).toBe(true);
+      expect(ms).toBeLessThan(50);
+      // Still a uniqueness check: a duplicate (equal up to key order) is found.
+      const twin = JSON.parse(JSON.stringify(items[7])) as JsonValue;
+      expect(validate({ u: [...items.slice(0, MAX_DEEP_UNIQUE_ITEMS - 1), twin] })).toBe(false);
+      expect(validate.errors?.[0]).toMatchObject({ keyword: 'uniqueItems' });
+      expect(validate({ u: [{ a: 1, b: 2 }, { b: 2, a: 1 }] })).toBe(false);
+    });
+
+    it('leaves the repro tool of issue 9 out of the registry, so invoke and explain find no tool', async () => {
+      const { tool, source } = mcpSource({ type: 'array', uniqueItems: true, maxItems: 100_000 });
+      const registry = new ToolRegistry();
+      registry.addSource(source);
+      expect(registry.list()).toEqual([]);
+      expect(registry.rejected()).toEqual([
+        { source: 'srv', tool: 'srv__take', reason: expect.stringMatching(/^tool 'srv__take': the input schema does not compile: uniqueItems at '#\/properties\/u' compares every pair/) },
+      ]);
+      expect(tool.calls).toHaveLength(0);
+    });
+
+    it('refuses a first-party tool whose schema would compare pairwise, at registration', () => {
+      const tool = testTool({ name: 'take', input: { type: 'object', properties: { u: { type: 'array', uniqueItems: true } }, additionalProperties: false } });
+      expect(() => new ToolRegistry([tool])).toThrow(/tool 'take': the input schema does not compile: uniqueItems at '#\/properties\/u'/);
+      const output = testTool({ name: 'give', output: { type: 'object', properties: { u: { type: 'array', uniqueItems: true, items: { type: 'array' } } } } });
+      expect(() => new ToolRegistry([output])).toThrow(/tool 'give': the output schema does not compile: uniqueItems/);
+    });
+  });
+
+  describe('enum on many values', () => {
+    // As many entries as fit in a 64 KiB MCP schema: ajv's own keyword compared each value with every one.
+    const ENTRIES = Array.from({ length: 10_000 }, (_, i) => i);
+    const OBJECT_ENTRIES = Array.from({ length: 5_000 }, (_, i) => ({ a: i }));
+
+    it.each([
+      ['numbers, a 64 KiB array of misses', { type: 'array', items: { enum: ENTRIES } }, filling(() => -1)],
+      ['numbers, a 64 KiB array of hits', { type: 'array', items: { enum: ENTRIES } }, filling((i) => i % 10_000)],
+      ['objects, a 64 KiB array of scalars', { type: 'array', items: { enum: OBJECT_ENTRIES } }, filling(() => 0)],
+      ['objects, a 64 KiB array of near misses', { type: 'array', items: { enum: OBJECT_ENTRIES } }, filling(() => ({ a: -1 }))],
+      ['objects, a 64 KiB array of hits', { type: 'array', items: { enum: OBJECT_ENTRIES } }, filling((i) => ({ a: i % 5_000 }))],
+      ['strings on object values', { type: 'object', additionalProperties: { enum: ENTRIES.map(String) } }, filling((i) => i % 10_000)],
+    ] as const)('checks %s within 50 ms', (name, schema, items) => {
+      const validate = compileSchema({ type: 'object', properties: { v: schema as JsonValue } });
+      const v = name.startsWith('strings') ? Object.fromEntries((items as JsonValue[]).map((x, i) => [`k${i}`, String(x)])) : items;
+      validate({ v: Array.isArray(v) ? v.slice(0, 3) : {} });
+      const { value, ms } = timed(() => validate({ v: v as JsonValue }));
+      expect(value).toBe(name.includes('hits') || name.startsWith('strings'));
+      expect(ms).toBeLessThan(50);
+    });
+
+    it('keeps the meaning of enum: JSON deep equality, exact types, order of arrays but not of keys', () => {
+      const validate = compileSchema({ enum: [1, 'two', null, false, { a: [1, { b: 2 }], c: 'x' }, [1, 2], 0] });
+      for (const yes of [1, 1.0, 'two', null, false, { c: 'x', a: [1, { b: 2 }] }, [1, 2], -0, 0]) expect(validate(yes as JsonValue)).toBe(true);
+      for (const no of ['1', 2, 'Two', true, 0.5, {}, { a: [1, { b: 2 }] }, { a: [{ b: 2 }, 1], c: 'x' }, [2, 1], [1, 2, 3], [[1, 2]], '', 'null']) {
+        expect(validate(no as JsonValue)).toBe(false);
+        expect(validate.errors).toEqual([expect.objectContaining({ keyword: 'enum', instancePath: '', params: { allowedValues: [1, 'two', null, false, { a: [1, { b: 2 }], c: 'x' }, [1, 2], 0] } })]);
+      }
+      const deep = compileSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { p: { type: 'array', items: { enum: ['a', 'b'] } } } });
+      expect(deep({ p: ['a', 'b', 'a'] })).toBe(true);
+      expect(deep({ p: ['a', 'c', { a: 1 }] })).toBe(false);
+      expect(deep.errors?.map((e) => [e.keyword, e.instancePath])).toEqual([
+        ['enum', '/p/1'],
+        ['enum', '/p/2'],
+      ]);
+      expect(() => compileSchema({ enum: [] })).toThrow(/enum/);
+      expect(() => compileSchema({ enum: 'a' })).toThrow(/enum/);
+    });
+
+    it('answers invoke and explain with the usual enum problem, quickly, through the gateway', async () => {
+      const tool = testTool({
+        name: 'pick',
+        input: { type: 'object', properties: { v: { type: 'array', items: { enum: ENTRIES } }, w: { enum: ['x', 'y'] } }, additionalProperties: false },
+      });
+      const h = harness({ tools: [tool] });
+      const args = { v: filling(() => -1) } as JsonObject;
+      // Validation is well under 50 ms (above); the rest of each call is the pipeline's.
+      await h.gateway.explain(h.who('worker-1'), { tool: 'pick', args: { v: [-1] } });
+      let started = performance.now();
+      const invoked = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'pick', args }));
+      expect(performance.now() - started).toBeLessThan(500);
+      started = performance.now();
+      const explained = await h.gateway.explain(h.who('worker-1'), { tool: 'pick', args });
+      expect(performance.now() - started).toBeLessThan(500);
+      expect(invoked).toMatchObject({ gate: 'input', code: 'INVALID_INPUT' });
+      expect(explained).toMatchObject({ wouldRun: false, denial: { gate: 'input', code: 'INVALID_INPUT' } });
+      const small = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'pick', args: { w: 'z' } }));
+      expect(small.message).toBe(`Invalid arguments for 'pick': 'w' must be one of: "x", "y".`);
+      expect(await h.gateway.invoke(h.who('worker-1'), { tool: 'pick', args: { v: [1, 2], w: 'y' } })).toMatchObject({ ok: true });
+      expect(tool.calls).toHaveLength(1);
+    });
   });
 });

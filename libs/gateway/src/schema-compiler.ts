@@ -1,5 +1,5 @@
-import { ecmaToLinearPattern, PatternRefused, type JsonSchema, type JsonValue } from '@toolgate/contracts';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { ecmaToLinearPattern, enumMatcher, PatternRefused, refuseQuadraticKeywords, type JsonSchema, type JsonValue } from '@toolgate/contracts';
+import { _, Ajv, type ErrorObject, type KeywordDefinition, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formatsPlugin from 'ajv-formats';
 import { RE2JS } from 're2js';
@@ -30,8 +30,25 @@ const OPTIONS = {
 /** Longest string the `regex` format parses: parsing is linear, but not free on the event loop. */
 export const MAX_REGEX_FORMAT_LENGTH = 4096;
 
+/**
+ * `enum` by lookup (`enumMatcher`), reporting what ajv's own keyword reports. `errors: false`
+ * makes ajv push one error per failing value; a keyword returning its own errors is concatenated
+ * onto the list each time, quadratic again under `allErrors`.
+ */
+const HASHED_ENUM: KeywordDefinition = {
+  keyword: 'enum',
+  schemaType: 'array',
+  errors: false,
+  compile: (entries: readonly unknown[]) => enumMatcher(entries),
+  error: { message: 'must be equal to one of the allowed values', params: ({ schemaCode }) => _`{allowedValues: ${schemaCode}}` },
+};
+
+/** An ajv of Toolgate's dialect: formats, the bounded `regex` format, and `enum` by lookup. */
 function withFormats<A extends Ajv | Ajv2020>(ajv: A): A {
   formatsPlugin.default(ajv);
+  // ajv's own `enum` compares a value with every entry: (entries × values) per call.
+  ajv.removeKeyword('enum');
+  ajv.addKeyword(HASHED_ENUM);
   // ajv-formats checks `regex` by parsing with a native RegExp (never matching); bounded here.
   const parses = ajv.formats['regex'] as (text: string) => boolean;
   ajv.addFormat('regex', (text: string) => text.length <= MAX_REGEX_FORMAT_LENGTH && parses(text));
@@ -75,7 +92,9 @@ const MAX_TEXT_ENTRIES = 1000;
 
 /**
  * The compiled validator of a schema, compiled once and cached. Throws the compiler's error
- * (with ajv's own explanation) for a schema that is not valid or not strict.
+ * (with ajv's own explanation) for a schema that is not valid or not strict, and
+ * `SchemaCostRefused` for one whose validation could take time quadratic in the arguments
+ * (`refuseQuadraticKeywords`).
  */
 export function compileSchema(schema: JsonSchema): SchemaValidator {
   const cached = byObject.get(schema);
@@ -85,6 +104,7 @@ export function compileSchema(schema: JsonSchema): SchemaValidator {
   if (!entry) {
     // A copy, so later mutation of the manifest object cannot desynchronise the compiled code.
     const compiled = JSON.parse(text) as JsonSchema;
+    refuseQuadraticKeywords(compiled);
     entry = { validator: ajvFor(compiled).compile<JsonValue>(compiled), compiled };
     if (byText.size >= MAX_TEXT_ENTRIES) evictOldest();
     byText.set(text, entry);
