@@ -1,5 +1,14 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import { ecmaToLinearPattern, PatternRefused, type JsonObject, type JsonSchema, type JsonValue } from '@toolgate/contracts';
+import { _, Ajv, type KeywordDefinition, type ValidateFunction } from 'ajv';
+import {
+  ecmaToLinearPattern,
+  enumMatcher,
+  PatternRefused,
+  refuseQuadraticKeywords,
+  SchemaCostRefused,
+  type JsonObject,
+  type JsonSchema,
+  type JsonValue,
+} from '@toolgate/contracts';
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { RE2JS } from 're2js';
 
@@ -63,6 +72,23 @@ linearRegExp.code = 'linearRegExp';
 const probe = new Ajv({ strict: false, validateSchema: true, validateFormats: false, logger: false, code: { regExp: linearRegExp } });
 
 /**
+ * `enum` by lookup (`enumMatcher`) rather than ajv's entry-by-entry comparison, as in the
+ * gateway's compiler; `errors: false` so failures are pushed, not concatenated, under `allErrors`.
+ */
+function withHashedEnum(ajv: Ajv): Ajv {
+  const hashed: KeywordDefinition = {
+    keyword: 'enum',
+    schemaType: 'array',
+    errors: false,
+    compile: (entries: readonly unknown[]) => enumMatcher(entries),
+    error: { message: 'must be equal to one of the allowed values', params: ({ schemaCode }) => _`{allowedValues: ${schemaCode}}` },
+  };
+  ajv.removeKeyword('enum');
+  ajv.addKeyword(hashed);
+  return ajv;
+}
+
+/**
  * What the MCP SDK's client checks a tool's `structuredContent` against the server's own
  * `outputSchema` with. The SDK's default validator runs schema patterns as native RegExps on the
  * event loop, so a server could pair a backtracking pattern with an output that triggers it and
@@ -72,11 +98,15 @@ const probe = new Ajv({ strict: false, validateSchema: true, validateFormats: fa
  * Formats are not checked, as for input schemas.
  */
 export class LinearOutputValidator implements jsonSchemaValidator {
-  private readonly ajv = new Ajv({ strict: false, validateSchema: false, validateFormats: false, allErrors: true, logger: false, code: { regExp: linearRegExp } });
+  private readonly ajv = withHashedEnum(
+    new Ajv({ strict: false, validateSchema: false, validateFormats: false, allErrors: true, logger: false, code: { regExp: linearRegExp } }),
+  );
 
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
     let validate: ValidateFunction;
     try {
+      // The server picks the output too: no keyword may make checking it quadratic.
+      refuseQuadraticKeywords(schema);
       validate = this.ajv.compile(schema);
     } catch (error) {
       const why = sanitiseMessage(error instanceof Error ? error.message : 'unknown error', 300);
@@ -92,11 +122,12 @@ export class LinearOutputValidator implements jsonSchemaValidator {
 }
 
 /**
- * Turns a server's `inputSchema` into a manifest input schema: a deep copy without `$schema` and
- * `$id` keywords (a foreign meta-schema or a global id shared by two tools would break the
- * gateway's compiler), `type: "object"`, and closed at the top level (`additionalProperties:
- * false`, whatever the server said: the design admits no open manifest). Nested objects keep the
- * server's own rules. Rejects schemas that are too large or deep, or that do not compile.
+ * Turns a server's `inputSchema` into a manifest input schema: a copy made safe to show agents and
+ * to compile, `type: "object"`, and closed at the top level (`additionalProperties: false`,
+ * whatever the server said: the design admits no open manifest). Nested objects keep the
+ * server's own rules. Rejects schemas that are too large or deep, that do not compile, or whose
+ * validation could be quadratic (`refuseQuadraticKeywords`). See `copySchema` for what the copy
+ * changes.
  */
 export function closeInputSchema(raw: unknown): JsonSchema {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new SchemaRejected('the input schema is not an object');
@@ -109,10 +140,16 @@ export function closeInputSchema(raw: unknown): JsonSchema {
   if (Buffer.byteLength(text, 'utf8') > MCP_TOOL_LIMITS.schemaBytes) {
     throw new SchemaRejected(`the input schema is larger than ${MCP_TOOL_LIMITS.schemaBytes} bytes`);
   }
-  const copy = stripIds(JSON.parse(text) as JsonValue, 0) as JsonObject;
+  const copy = copySchema(JSON.parse(text) as JsonValue, 0) as JsonObject;
   if (copy['type'] !== undefined && copy['type'] !== 'object') throw new SchemaRejected('the input schema is not of type "object"');
   const closed: JsonSchema = { ...copy, type: 'object', additionalProperties: false };
   if (closed['properties'] === undefined) closed['properties'] = {};
+  try {
+    refuseQuadraticKeywords(closed);
+  } catch (error) {
+    if (error instanceof SchemaCostRefused) throw new SchemaRejected(`the input schema is refused: ${error.message}`);
+    throw error;
+  }
   try {
     probe.compile(closed);
   } catch (error) {
@@ -124,17 +161,64 @@ export function closeInputSchema(raw: unknown): JsonSchema {
   return closed;
 }
 
-function stripIds(value: JsonValue, depth: number): JsonValue {
-  if (depth > MCP_TOOL_LIMITS.schemaDepth) throw new SchemaRejected(`the input schema nests deeper than ${MCP_TOOL_LIMITS.schemaDepth}`);
-  if (Array.isArray(value)) return value.map((item) => stripIds(item, depth + 1));
+// Keywords whose string value agents read as prose: sanitised like a tool's description.
+const PROSE_KEYWORDS: ReadonlySet<string> = new Set(['title', 'description', '$comment']);
+// Keywords whose values map names to schemas: the names are the server's, kept as they are.
+const SCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
+
+/**
+ * A copy of (part of) a server's schema, at schema position `value`, `depth` levels down:
+ * - without `$schema` and `$id` (a foreign meta-schema or a global id shared by two tools would
+ *   break the gateway's compiler) and without `examples` (informational only, and prose agents
+ *   would read unsanitised);
+ * - `title`, `description` and `$comment` at every depth, and every string inside `default`,
+ *   flattened by `sanitiseDescription`: agents read them as instructions. Defaults are never
+ *   applied by the gateway (its compiler sets no `useDefaults`) nor checked against the schema,
+ *   so rewriting them cannot change what validates; the server still applies its own;
+ * - `enum` and `const` exactly as sent: they are what arguments are checked against;
+ * - property names (and other names in `SCHEMA_MAPS`) kept: arguments must use them.
+ * Recursive with a depth bound, so a hostile nesting is refused before it can exhaust the stack.
+ */
+function copySchema(value: JsonValue, depth: number): JsonValue {
+  checkDepth(depth);
+  if (Array.isArray(value)) return value.map((item) => copySchema(item, depth + 1));
   if (value === null || typeof value !== 'object') return value;
   const out: JsonObject = {};
   for (const [key, child] of Object.entries(value)) {
-    if (key === '$schema' || key === '$id') continue;
-    // defineProperty, so a `__proto__` property name stays a property name.
-    Object.defineProperty(out, key, { value: stripIds(child, depth + 1), enumerable: true, writable: true, configurable: true });
+    let copied: JsonValue;
+    if (key === '$schema' || key === '$id' || key === 'examples') continue;
+    if (PROSE_KEYWORDS.has(key) && typeof child === 'string') copied = sanitiseDescription(child, MCP_TOOL_LIMITS.descriptionChars);
+    else if (key === 'enum' || key === 'const') copied = copyData(child, depth + 1, false);
+    else if (key === 'default') copied = copyData(child, depth + 1, true);
+    else if (SCHEMA_MAPS.has(key) && typeof child === 'object' && child !== null && !Array.isArray(child)) {
+      checkDepth(depth + 1);
+      const map: JsonObject = {};
+      for (const [name, schema] of Object.entries(child)) setOwn(map, name, copySchema(schema, depth + 2));
+      copied = map;
+    } else copied = copySchema(child, depth + 1);
+    setOwn(out, key, copied);
   }
   return out;
+}
+
+/** A copy of data inside a schema (`enum`, `const`, `default`), its strings sanitised or exact. */
+function copyData(value: JsonValue, depth: number, sanitise: boolean): JsonValue {
+  checkDepth(depth);
+  if (typeof value === 'string') return sanitise ? sanitiseDescription(value, MCP_TOOL_LIMITS.descriptionChars) : value;
+  if (Array.isArray(value)) return value.map((item) => copyData(item, depth + 1, sanitise));
+  if (value === null || typeof value !== 'object') return value;
+  const out: JsonObject = {};
+  for (const [key, child] of Object.entries(value)) setOwn(out, key, copyData(child, depth + 1, sanitise));
+  return out;
+}
+
+function checkDepth(depth: number): void {
+  if (depth > MCP_TOOL_LIMITS.schemaDepth) throw new SchemaRejected(`the input schema nests deeper than ${MCP_TOOL_LIMITS.schemaDepth}`);
+}
+
+/** defineProperty, so a `__proto__` property name stays a property name. */
+function setOwn(target: JsonObject, key: string, value: JsonValue): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /**
