@@ -176,7 +176,8 @@ const SCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', 'patternProperti
  *   applied by the gateway (its compiler sets no `useDefaults`) nor checked against the schema,
  *   so rewriting them cannot change what validates; the server still applies its own;
  * - `enum` and `const` exactly as sent: they are what arguments are checked against;
- * - property names (and other names in `SCHEMA_MAPS`) kept: arguments must use them.
+ * - property names (and other names in `SCHEMA_MAPS`, and `required`) kept, since arguments must
+ *   use them, and refused if they hold a line break, control or invisible character.
  * Recursive with a depth bound, so a hostile nesting is refused before it can exhaust the stack.
  */
 function copySchema(value: JsonValue, depth: number): JsonValue {
@@ -193,9 +194,15 @@ function copySchema(value: JsonValue, depth: number): JsonValue {
     else if (SCHEMA_MAPS.has(key) && typeof child === 'object' && child !== null && !Array.isArray(child)) {
       checkDepth(depth + 1);
       const map: JsonObject = {};
-      for (const [name, schema] of Object.entries(child)) setOwn(map, name, copySchema(schema, depth + 2));
+      for (const [name, schema] of Object.entries(child)) {
+        checkName(name);
+        setOwn(map, name, copySchema(schema, depth + 2));
+      }
       copied = map;
-    } else copied = copySchema(child, depth + 1);
+    } else {
+      if (key === 'required' && Array.isArray(child)) child.forEach((name) => typeof name === 'string' && checkName(name));
+      copied = copySchema(child, depth + 1);
+    }
     setOwn(out, key, copied);
   }
   return out;
@@ -210,6 +217,19 @@ function copyData(value: JsonValue, depth: number, sanitise: boolean): JsonValue
   const out: JsonObject = {};
   for (const [key, child] of Object.entries(value)) setOwn(out, key, copyData(child, depth + 1, sanitise));
   return out;
+}
+
+// What no property name needs and what could start a new line or hide text in an agent's view.
+const UNSHOWABLE = /[\p{Cc}\p{Cf}\u2028\u2029\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/u;
+
+/**
+ * Names reach agents too, but arguments must use them exactly, so a name that cannot be shown
+ * safely is refused rather than rewritten.
+ */
+function checkName(name: string): void {
+  if (UNSHOWABLE.test(name)) {
+    throw new SchemaRejected(`the input schema names a property '${sanitiseDescription(name, 60)}' with a line break, control or invisible character`);
+  }
 }
 
 function checkDepth(depth: number): void {
