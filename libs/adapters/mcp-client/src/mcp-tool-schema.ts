@@ -220,7 +220,7 @@ function copyData(value: JsonValue, depth: number, sanitise: boolean): JsonValue
 }
 
 // What no property name needs and what could start a new line or hide text in an agent's view.
-const UNSHOWABLE = /[\p{Cc}\p{Cf}\u2028\u2029\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/u;
+const UNSHOWABLE = /[\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}\p{Cc}\p{Cf}\u2028\u2029]/u;
 
 /**
  * Names reach agents too, but arguments must use them exactly, so a name that cannot be shown
