@@ -9,7 +9,7 @@
 //   { op: 'add', nquads }                  quads added (each to its own named graph's store)
 //   { op: 'replace-graph', graph, nquads } one graph's store replaced by these quads
 //   { op: 'query', id, graph, sparql, maxRows, maxBytes }
-// Messages out: { id, ok: true, answer } | { id, ok: false, reason, message }.
+// Messages out: { id, ok: true, answer } | { id, ok: false, reason, message, retire? }.
 import { readFileSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
@@ -36,6 +36,9 @@ lowerThreadPriority();
  * @type {Map<string, Store>}
  */
 const stores = new Map();
+
+/** Set once the engine has trapped; no query runs on it after that. */
+let engineBroken = false;
 
 function addQuads(nquads) {
   if (!nquads) return;
@@ -84,7 +87,15 @@ function runQuery({ id, graph, sparql, maxRows, maxBytes }) {
     const message = firstLine(error instanceof Error ? error.message : error);
     // Oxigraph reports syntax errors as "error at <line>:<column>: …"; anything else failed while running.
     if (/^error at \d+:\d+/.test(message)) return { id, ok: false, reason: 'QUERY_INVALID', message: `invalid SPARQL: ${message}` };
-    return { id, ok: false, reason: 'QUERY_FAILED', message: `the query failed: ${message}` };
+    if (error instanceof globalThis.WebAssembly.RuntimeError || error instanceof RangeError) {
+      // The engine ran out of stack (or trapped otherwise): its memory can no longer be trusted,
+      // and every later query here would fail too, so the answer asks for this thread to be
+      // retired (the next query gets a fresh one), and the thread stops taking queries itself.
+      engineBroken = true;
+      return { id, ok: false, retire: true, reason: 'QUERY_FAILED', message: 'the query is too complex for the engine (nested too deeply, or too long a chain of operators); simplify it' };
+    }
+    // The engine's own words stay here: they describe its internals, not the caller's query.
+    return { id, ok: false, reason: 'QUERY_FAILED', message: 'the query failed while it was being evaluated' };
   }
   if (typeof json !== 'string') {
     return { id, ok: false, reason: 'QUERY_REFUSED', message: 'only SELECT and ASK queries are answered' };
@@ -133,7 +144,11 @@ parentPort.on('message', (message) => {
       addQuads(message.nquads);
       break;
     case 'query':
-      parentPort.postMessage(runQuery(message));
+      parentPort.postMessage(
+        engineBroken
+          ? { id: message.id, ok: false, retire: true, reason: 'QUERY_FAILED', message: 'the query engine failed; try again' }
+          : runQuery(message),
+      );
       break;
     default:
       throw new Error(`unknown operation ${String(message.op)}`);

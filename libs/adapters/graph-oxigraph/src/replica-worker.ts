@@ -12,6 +12,8 @@ interface QueryReply {
   readonly answer?: QueryAnswer;
   readonly reason?: string;
   readonly message?: string;
+  /** The engine trapped (e.g. ran out of stack): the thread's memory is unusable, so it must go. */
+  readonly retire?: boolean;
 }
 
 interface InFlight {
@@ -129,7 +131,11 @@ export class ReplicaWorker {
     });
     // An idle thread must not keep the process alive; a pending query's timer does while one runs.
     thread.unref();
-    thread.on('message', (reply: QueryReply) => this.#settle(reply));
+    thread.on('message', (reply: QueryReply) => {
+      // Discarded before the answer is passed on, so the next query cannot reach the broken engine.
+      if (reply.retire) this.#discard(thread);
+      this.#settle(reply);
+    });
     thread.on('error', (error: Error & { code?: string }) => {
       // A thread already replaced (e.g. stopped at a time limit) has no query of its own left.
       if (this.#thread !== thread) return;

@@ -14,12 +14,41 @@ const NAME_CHAR = /[A-Za-z0-9_\-.:%\u00B7\u00C0-\uFFFF]/;
 const VARIABLE_CHAR = /[A-Za-z0-9_\u00B7\u00C0-\uFFFF]/;
 
 /**
+ * Deepest nesting of groups (`{}`), parentheses and blank-node brackets (`[]`) accepted. The
+ * engine parses and evaluates recursively on a fixed WebAssembly stack, which about 700 nested
+ * groups (or 800 OPTIONALs, 2,000 parentheses) exhaust; 64 is far beyond any query an agent needs.
+ */
+export const MAX_QUERY_NESTING = 64;
+
+/** What one lexical pass over a query finds: its bare keywords and how deep its brackets nest. */
+interface QueryScan {
+  readonly keywords: string[];
+  readonly depth: number;
+}
+
+/**
  * The bare keywords of a query, in order, with comments, string literals, IRIs, variables and
  * prefixed names removed, so `"SERVICE"`, `<urn:drop>`, `?insert` or `ex:load` are never mistaken
  * for the keywords they spell.
  */
 export function sparqlKeywords(sparql: string): string[] {
+  return scanQuery(sparql).keywords;
+}
+
+/**
+ * How deep the query's groups, parentheses and brackets nest, outside comments, string literals
+ * and IRIs (so `"{{{"`, `# {{{` or the brackets of `<http://[::1]/a_(b)>` count nothing).
+ * Linear in the query's length.
+ */
+export function sparqlNesting(sparql: string): number {
+  return scanQuery(sparql).depth;
+}
+
+/** One linear pass: the keywords (as {@link sparqlKeywords}) and the deepest bracket nesting. */
+function scanQuery(sparql: string): QueryScan {
   const keywords: string[] = [];
+  let depth = 0;
+  let deepest = 0;
   let i = 0;
   while (i < sparql.length) {
     const c = sparql[i]!;
@@ -31,7 +60,23 @@ export function sparqlKeywords(sparql: string): string[] {
       i = skipString(sparql, i);
     } else if (c === '<') {
       IRIREF.lastIndex = i;
-      i = IRIREF.test(sparql) ? IRIREF.lastIndex : i + 1;
+      if (!IRIREF.test(sparql)) {
+        i++;
+        continue;
+      }
+      // Lexically, `<…>` may be an IRI or a less-than, its contents and a greater-than
+      // (`FILTER(1<((1))>0)`), which only the parser can tell. Counted so that neither reading
+      // nests deeper than the count: pairs within the span cancel, an opener left open stays
+      // open (an operator reading's closer follows outside), a closer with no opener in the
+      // span is ignored (an IRI reading closes nothing).
+      let open = 0;
+      for (let j = i + 1; j < IRIREF.lastIndex - 1; j++) {
+        const d = sparql[j]!;
+        if (d === '(' || d === '[') deepest = Math.max(deepest, depth + ++open);
+        else if ((d === ')' || d === ']') && open > 0) open--;
+      }
+      depth += open;
+      i = IRIREF.lastIndex;
     } else if ((c === '?' || c === '$') && VARIABLE_CHAR.test(sparql[i + 1] ?? '')) {
       i++;
       while (i < sparql.length && VARIABLE_CHAR.test(sparql[i]!)) i++;
@@ -44,10 +89,13 @@ export function sparqlKeywords(sparql: string): string[] {
       // A word with a colon is a prefixed name or blank node label; one starting with a digit is a number.
       if (word && !word.includes(':') && /^[A-Za-z]/.test(word)) keywords.push(word.toUpperCase());
     } else {
+      if (c === '{' || c === '(' || c === '[') deepest = Math.max(deepest, ++depth);
+      // Unbalanced closers are the engine's syntax error to report; they never lower the count below zero.
+      else if ((c === '}' || c === ')' || c === ']') && depth > 0) depth--;
       i++;
     }
   }
-  return keywords;
+  return { keywords, depth: deepest };
 }
 
 function decodeEscapes(word: string): string {
@@ -85,8 +133,8 @@ function skipString(text: string, start: number): number {
 
 /**
  * Decides, before any evaluation, whether a query may run: it must be a SELECT or ASK query
- * without SERVICE. Updates, LOAD, CONSTRUCT and DESCRIBE are refused with a message that says
- * what to do instead. The engine's own parser still checks the full grammar afterwards (and its
+ * without SERVICE, nesting at most {@link MAX_QUERY_NESTING} levels. Updates, LOAD, CONSTRUCT and
+ * DESCRIBE are refused with a message that says what to do instead. The engine's own parser still checks the full grammar afterwards (and its
  * result type is checked again), so this scan only has to be right about the keywords it refuses.
  */
 export function checkQuery(sparql: string, maxChars: number): QueryForm {
@@ -96,7 +144,13 @@ export function checkQuery(sparql: string, maxChars: number): QueryForm {
   if (sparql.length > maxChars) {
     throw new ToolError(`the query is ${sparql.length} characters long; at most ${maxChars} are accepted`, 'QUERY_REFUSED');
   }
-  const keywords = sparqlKeywords(sparql);
+  const { keywords, depth } = scanQuery(sparql);
+  if (depth > MAX_QUERY_NESTING) {
+    throw new ToolError(
+      `the query nests deeper than ${MAX_QUERY_NESTING} groups, parentheses or brackets (${depth} levels); flatten it, e.g. join patterns in one group instead of nesting them`,
+      'QUERY_REFUSED',
+    );
+  }
   const form = keywords.find((k) => k !== 'BASE' && k !== 'PREFIX');
   if (keywords.includes('LOAD') || form === 'LOAD') {
     throw new ToolError('LOAD is refused: queries cannot fetch or import data', 'QUERY_REFUSED');
