@@ -334,9 +334,15 @@ describe('quadratic validation keywords', () => {
 
     it('leaves the repro tool of issue 9 out of the registry, so invoke and explain find no tool', async () => {
       const { tool, source } = mcpSource({ type: 'array', uniqueItems: true, maxItems: 100_000 });
-      const registry = new ToolRegistry();
+      const h = harness();
+      const registry = h.registry;
       registry.addSource(source);
-      expect(registry.list()).toEqual([]);
+      expect(registry.list().map((t) => t.manifest.name)).not.toContain('srv__take');
+      const args = { u: Array.from({ length: 9_000 }, (_, i) => [i]) } as JsonObject;
+      const started = performance.now();
+      expect(denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'srv__take', args }))).toMatchObject({ gate: 'lookup', code: 'TOOL_NOT_FOUND' });
+      expect(await h.gateway.explain(h.who('worker-1'), { tool: 'srv__take', args })).toMatchObject({ wouldRun: false, denial: { code: 'TOOL_NOT_FOUND' } });
+      expect(performance.now() - started).toBeLessThan(100);
       expect(registry.rejected()).toEqual([
         { source: 'srv', tool: 'srv__take', reason: expect.stringMatching(/^tool 'srv__take': the input schema does not compile: uniqueItems at '#\/properties\/u' compares every pair/) },
       ]);
