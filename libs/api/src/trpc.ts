@@ -32,7 +32,10 @@ export const publicProcedure = t.procedure;
 
 /** Procedures that need a caller; the principal is non-optional inside them. */
 export const authedProcedure = t.procedure
-  .use(({ ctx, next }) => {
+  .use(async ({ ctx, next }) => {
+    // tRPC creates one context per HTTP request, shared by the calls of a batch.
+    const turn = takeTurn(ctx);
+    if (turn) await turn;
     if (!ctx.principal) {
       throw new TRPCError({ code: 'UNAUTHORIZED', message: 'missing or invalid bearer token' });
     }
@@ -48,22 +51,23 @@ export const authedProcedure = t.procedure
     if (argsRefusal) throw refusal(['args'], argsRefusal);
     const inputRefusal = inputProblem(raw);
     if (inputRefusal) throw refusal([], inputRefusal);
-    if (args !== undefined) await nextTurn();
     return next();
   });
 
-let lastTurn: Promise<void> = Promise.resolve();
+const turns = new WeakMap<object, Promise<void>>();
 
 /**
- * Resolves in a later turn of the event loop than any call before it. The calls of a tRPC batch
- * would otherwise run back to back within one turn; with up to 64 KiB of arguments each, a batch
- * of 32 would hold the loop for all of their validation. Taking turns lets other callers' requests
- * in between them.
+ * The calls of one tRPC batch would otherwise run back to back within one turn of the event
+ * loop; with up to 64 KiB of arguments each, a batch of 32 would hold the loop for all of their
+ * validation. Each call after the first of a request starts one turn after the one before it, so
+ * other callers' requests run in between. The first call (every single call) waits for nothing,
+ * and separate requests never wait for each other. Returns undefined when there is nothing to wait for.
  */
-function nextTurn(): Promise<void> {
-  const turn = lastTurn.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
-  lastTurn = turn;
-  return turn;
+function takeTurn(request: object): Promise<void> | undefined {
+  const previous = turns.get(request);
+  const mine = previous ? previous.then(() => new Promise<void>((resolve) => setImmediate(resolve))) : Promise.resolve();
+  turns.set(request, mine);
+  return previous ? mine : undefined;
 }
 
 /** A refusal worded like a schema issue, so REST and tRPC callers read it as any other bad field. */
