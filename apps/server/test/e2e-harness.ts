@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BwrapExecutor } from '@toolgate/adapter-executor-bwrap';
 import { loadConfig } from '../src/config.js';
 import type { Log } from '../src/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
@@ -66,4 +68,51 @@ export async function startHarness(env: Record<string, string> = {}, files: { pr
     },
   };
   return harness;
+}
+
+/**
+ * Why the default sandbox tier (bwrap) cannot run here, or undefined when it can. A suite that
+ * needs it skips with this reason (printed once), except under CI=true, where a missing sandbox
+ * fails the suite: `.ci/run` installs bubblewrap, and these suites hold the isolation guarantees.
+ */
+export async function bwrapUnavailable(suite: string): Promise<string | undefined> {
+  const reason = await new BwrapExecutor().check().then(
+    () => undefined,
+    (error: unknown) => (error as Error).message,
+  );
+  if (reason && process.env['CI'] === 'true') throw new Error(`CI=true but the bwrap tier cannot run here: ${reason} (.ci/run installs bubblewrap)`);
+  if (reason) process.stderr.write(`${suite}: bwrap cannot run here (${reason}); its sandboxed tests are skipped\n`);
+  return reason;
+}
+
+/**
+ * Milliseconds this thread (the server's event loop: the harness runs it in-process) has waited,
+ * runnable, for a CPU (Linux schedstat), or 0 where the kernel does not say. The test box is
+ * shared: that wait is the box's load, not work the server put on its event loop.
+ */
+export function cpuWaitMs(): number {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6 || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Polls `/healthz` every `intervalMs` until `done()` says stop (and at least `minSamples`
+ * times), and returns how long each answer took, less the time the box kept the server off a
+ * CPU meanwhile. Every answer must be 200: a stalled or failing server is what these probes find.
+ */
+export async function healthTimes(h: Harness, done: () => boolean, options: { intervalMs?: number; minSamples?: number } = {}): Promise<number[]> {
+  const { intervalMs = 10, minSamples = 3 } = options;
+  const times: number[] = [];
+  while (!done() || times.length < minSamples) {
+    const start = performance.now();
+    const waited = cpuWaitMs();
+    const res = await h.call('/healthz');
+    if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
+    times.push(performance.now() - start - (cpuWaitMs() - waited));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+  return times;
 }

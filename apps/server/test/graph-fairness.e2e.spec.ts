@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from './e2e-harness.js';
+import { healthTimes, startHarness, type Harness } from './e2e-harness.js';
 
 const HEAVY = 'heavy-token-0123456789';
 const LIGHT = 'light-token-0123456789';
@@ -17,18 +16,6 @@ const HEALTH_BOUND_MS = 100;
 /** A response body as the harness gives it (arbitrary JSON, narrowed by each expect). */
 type Body = Awaited<ReturnType<Harness['call']>>['body'];
 
-/**
- * Milliseconds this thread (the server's event loop: the harness runs it in-process) has waited,
- * runnable, for a CPU (Linux schedstat), or 0 where the kernel does not say. The test box is
- * shared: that wait is the box's load, not work the server put on its event loop.
- */
-function cpuWaitMs(): number {
-  try {
-    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6 || 0;
-  } catch {
-    return 0;
-  }
-}
 
 /**
  * One tenant starves another, through the whole server: tenant "heavy" floods memory_query with
@@ -74,17 +61,7 @@ describe('knowledge graph fairness between tenants', () => {
     let drained = false;
     void Promise.all(bombs).then(() => (drained = true));
 
-    const health: number[] = [];
-    const probe = (async () => {
-      while (!drained) {
-        const start = performance.now();
-        const waited = cpuWaitMs();
-        const res = await h.call('/healthz');
-        expect(res.status).toBe(200);
-        health.push(performance.now() - start - (cpuWaitMs() - waited));
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
+    const probe = healthTimes(h, () => drained, { intervalMs: 50, minSamples: 1 });
 
     const light: { ms: number; body: Body }[] = [];
     while (!drained) {
@@ -92,7 +69,7 @@ describe('knowledge graph fairness between tenants', () => {
       await new Promise((r) => setTimeout(r, 250));
     }
     const heavy = await Promise.all(bombs);
-    await probe;
+    const health = await probe;
 
     // Light was answered throughout A's run (≥ 5 × 3 s), each time within the bound.
     expect(light.length).toBeGreaterThanOrEqual(10);

@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from './e2e-harness.js';
+import { bwrapUnavailable, startHarness, type Harness } from './e2e-harness.js';
 
 // Response bodies are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -61,16 +60,7 @@ function sendRaw(port: number, text: string): Promise<{ status: number; body: an
   });
 }
 
-const hasBwrap = (() => {
-  try {
-    execFileSync('bwrap', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (!hasBwrap && process.env['CI'] !== 'true') process.stderr.write('host-origin e2e: bwrap not installed, the self-approval control is skipped\n');
-if (!hasBwrap && process.env['CI'] === 'true') throw new Error('CI=true but bwrap is not installed (.ci/run installs it)');
+const hasBwrap = (await bwrapUnavailable('host-origin e2e')) === undefined;
 
 const BASH_GRANTS = [
   { type: 'exec', scope: '*' },

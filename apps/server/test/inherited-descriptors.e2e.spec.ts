@@ -4,17 +4,12 @@ import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BwrapExecutor } from '@toolgate/adapter-executor-bwrap';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bwrapUnavailable } from './e2e-harness.js';
 
 // As in the isolation suite: without a usable bwrap the sandboxed test skips with its reason,
 // except under CI=true, where it fails.
-const unavailable = await new BwrapExecutor().check().then(
-  () => undefined,
-  (error: unknown) => (error as Error).message,
-);
-if (unavailable && process.env['CI'] === 'true') throw new Error(`CI=true but the bwrap tier cannot run here: ${unavailable} (.ci/run installs bubblewrap)`);
-if (unavailable) process.stderr.write(`inherited descriptors e2e: bwrap cannot run here (${unavailable}); the sandboxed test is skipped\n`);
+const unavailable = await bwrapUnavailable('inherited descriptors e2e');
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 // `--import tsx` resolves from the working directory: the server package's own.

@@ -2,23 +2,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BwrapExecutor } from '@toolgate/adapter-executor-bwrap';
 import { livingProcesses, sleepMarker } from '@toolgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import type { Log } from '../src/logger.js';
 import { StartupError } from '../src/resources.js';
 import { startServer } from '../src/server.js';
-import { startHarness, type Harness } from './e2e-harness.js';
+import { bwrapUnavailable, startHarness, type Harness } from './e2e-harness.js';
 
 // Decided once, as in the bwrap executor's spec: a missing sandbox skips with its reason, but
 // under CI=true it fails, because these are the tests that hold the default tier's isolation.
-const unavailable = await new BwrapExecutor().check().then(
-  () => undefined,
-  (error: unknown) => (error as Error).message,
-);
-if (unavailable && process.env['CI'] === 'true') throw new Error(`CI=true but the bwrap tier cannot run here: ${unavailable} (.ci/run installs bubblewrap)`);
-if (unavailable) process.stderr.write(`isolation e2e: bwrap cannot run here (${unavailable}); the sandboxed tests are skipped\n`);
+const unavailable = await bwrapUnavailable('isolation e2e');
 
 const HMAC_KEY = `hmac-${'0123456789abcdef'.repeat(3)}-isolation`;
 const ALICE = 'alice-token-isolation-0123456789';

@@ -1,16 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
-import { BwrapExecutor, BwrapRunner } from '@toolgate/adapter-executor-bwrap';
+import { BwrapRunner } from '@toolgate/adapter-executor-bwrap';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from './e2e-harness.js';
+import { bwrapUnavailable, healthTimes, startHarness, type Harness } from './e2e-harness.js';
 
-// As in isolation.e2e.spec.ts: without bwrap the sandboxed tests skip with the reason, except in CI.
-const unavailable = await new BwrapExecutor().check().then(
-  () => undefined,
-  (error: unknown) => (error as Error).message,
-);
-if (unavailable && process.env['CI'] === 'true') throw new Error(`CI=true but the bwrap tier cannot run here: ${unavailable} (.ci/run installs bubblewrap)`);
-if (unavailable) process.stderr.write(`sandbox caps e2e: bwrap cannot run here (${unavailable}); skipped\n`);
+const unavailable = await bwrapUnavailable('sandbox caps e2e');
 const caps = unavailable ? undefined : await new BwrapRunner().resourceCaps();
 const cgroupCaps = caps !== undefined && caps.processes !== 'none' && caps.memory !== 'none' && caps.memory !== 'rlimit';
 // CI runs as root on a host with the pids and memory controllers: there the caps must be real.
@@ -23,14 +15,6 @@ const GRANTS = [
 ];
 const HEALTH_BOUND_MS = 100;
 
-/** Milliseconds this thread waited, runnable, for a CPU (the shared box's load, not the server's work). */
-function cpuWaitMs(): number {
-  try {
-    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6 || 0;
-  } catch {
-    return 0;
-  }
-}
 
 describe.skipIf(unavailable !== undefined)('resource exhaustion through the server (TOOLGATE_SANDBOX_MAX_PROCESSES, TOOLGATE_SANDBOX_MEMORY_MB)', () => {
   let h: Harness;
@@ -46,15 +30,7 @@ describe.skipIf(unavailable !== undefined)('resource exhaustion through the serv
   async function whileHealthy(command: string, timeoutMs: number) {
     let done = false;
     const call = bash(command, timeoutMs).finally(() => (done = true));
-    const health: number[] = [];
-    while (!done || health.length < 3) {
-      const start = performance.now();
-      const waited = cpuWaitMs();
-      const res = await h.call('/healthz');
-      expect(res.status).toBe(200);
-      health.push(performance.now() - start - (cpuWaitMs() - waited));
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const health = await healthTimes(h, () => done);
     return { result: await call, health };
   }
 

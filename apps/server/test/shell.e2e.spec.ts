@@ -1,18 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from './e2e-harness.js';
+import { bwrapUnavailable, startHarness, type Harness } from './e2e-harness.js';
 
 const SECRET = 'do-not-leak-0123456789';
-const hasBwrap = (() => {
-  try {
-    execFileSync('bwrap', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (!hasBwrap && process.env['CI'] !== 'true') process.stderr.write('shell e2e: bwrap not installed, tier-2 tests skipped\n');
-if (!hasBwrap && process.env['CI'] === 'true') throw new Error('CI=true but bwrap is not installed (.ci/run installs it)');
+const hasBwrap = (await bwrapUnavailable('shell e2e')) === undefined;
 
 const GRANTS = [
   { type: 'exec', scope: '*' },
