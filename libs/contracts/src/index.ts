@@ -2,14 +2,13 @@ export { token, type Token } from './token.js';
 export type { JsonValue, JsonObject, JsonSchema } from './json.js';
 export {
   BuiltInRoles,
-  PrincipalDirectoryToken,
   type Principal,
   type PrincipalRecord,
-  type PrincipalDirectory,
   type BudgetPolicy,
   type TenantPolicy,
   type Grant,
 } from './principal.js';
+export { PrincipalDirectoryToken, type PrincipalDirectory } from './principal-directory.port.js';
 export {
   RISK_LEVELS,
   PERMISSION_TYPES,
@@ -22,16 +21,10 @@ export {
   type EgressSpec,
   type ToolManifest,
 } from './tool-manifest.js';
-export type { ToolContext, ToolHandler, ToolDefinition, ToolSource } from './tool-handler.js';
-export {
-  ToolExecutorsToken,
-  type ToolExecutor,
-  type ProcessRunner,
-  type ProcessSpec,
-  type ProcessLimits,
-  type ProcessResult,
-  type PreparedCommand,
-} from './tool-executor.port.js';
+export type { ToolContext, ToolHandler, ToolDefinition } from './tool-handler.js';
+export type { ToolSource } from './tool-source.port.js';
+export { ToolExecutorsToken, type ToolExecutor } from './tool-executor.port.js';
+export type { ProcessRunner, ProcessSpec, ProcessLimits, ProcessResult, PreparedCommand } from './process-runner.port.js';
 export { HttpClientToken, type HttpClient, type HttpRequest, type HttpResponse } from './http-client.port.js';
 export { ToolError, PathEscapeError, EgressDeniedError, ToolAbortedError } from './errors.js';
 export {

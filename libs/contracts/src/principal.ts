@@ -1,5 +1,3 @@
-import { token, type Token } from './token.js';
-
 /** Who is calling: resolved from a bearer token before any gate runs. */
 export interface Principal {
   readonly id: string;
@@ -47,28 +45,3 @@ export const BuiltInRoles = {
   /** Changes its tenant's settings and reads its tenant's whole audit. */
   operator: 'operator',
 } as const;
-
-/**
- * Resolves bearer tokens to principals and answers who may call what. Tokens are compared in
- * constant time; the directory never returns or logs a token.
- */
-export interface PrincipalDirectory {
-  /** The principal holding this bearer token, or undefined. */
-  authenticate(bearerToken: string): Principal | undefined;
-  /** A configured principal by tenant and id. */
-  get(tenant: string, id: string): PrincipalRecord | undefined;
-  /** Every principal of a tenant, for delegation hints and the team roster. */
-  principals(tenant: string): readonly PrincipalRecord[];
-  /** Tool names a role grants (`*` = all the tenant allows); undefined for an unknown role. */
-  roleTools(role: string): readonly string[] | undefined;
-  /**
-   * The standing grants a role holds (operator-configured; ADR 0022); undefined for an unknown
-   * role. The gateway gives the built-in `approver` and `operator` roles none, whatever this says.
-   */
-  roleGrants(role: string): readonly Grant[] | undefined;
-  /** The tenant's policy, or undefined for an unknown tenant (which allows nothing). */
-  tenant(tenant: string): TenantPolicy | undefined;
-  /** Every configured tenant name. */
-  tenants(): readonly string[];
-}
-export const PrincipalDirectoryToken: Token<PrincipalDirectory> = token('PrincipalDirectory');

@@ -1,7 +1,7 @@
 import type { HttpClient } from './http-client.port.js';
 import type { JsonObject, JsonValue } from './json.js';
 import type { Principal } from './principal.js';
-import type { ProcessRunner } from './tool-executor.port.js';
+import type { ProcessRunner } from './process-runner.port.js';
 import type { ToolManifest } from './tool-manifest.js';
 
 /** What a handler gets besides its arguments: nothing more than its manifest allows. */
@@ -28,10 +28,4 @@ export interface ToolHandler {
 export interface ToolDefinition {
   readonly manifest: ToolManifest;
   readonly handler: ToolHandler;
-}
-
-/** A source of tools that can change at run time (an MCP server's tool list). */
-export interface ToolSource {
-  readonly name: string;
-  tools(): readonly ToolDefinition[];
 }
