@@ -78,4 +78,16 @@ export {
 export type { GatewayListener, ToolFailure } from './gateway-listener.js';
 export { redactSecrets, REDACTED } from './redaction.js';
 export { ecmaToLinearPattern, PatternRefused, MAX_PATTERN_SOURCE } from './ecma-pattern.js';
-export { refuseQuadraticKeywords, SchemaCostRefused, MAX_DEEP_UNIQUE_ITEMS, enumMatcher } from './schema-cost.js';
+export {
+  refuseQuadraticKeywords,
+  refuseExpensiveExpansion,
+  expandedChecks,
+  schemaCost,
+  type SchemaCost,
+  SchemaCostRefused,
+  MAX_DEEP_UNIQUE_ITEMS,
+  MAX_SCHEMA_CHECKS,
+  MAX_COSTED_VALUES,
+  MAX_COSTED_DEPTH,
+  enumMatcher,
+} from './schema-cost.js';

@@ -42,8 +42,9 @@ const SCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', 'patternProperti
 /**
  * Throws `SchemaCostRefused` when validating against `schema` could take time quadratic in the
  * data: `uniqueItems: true` on items that are not all scalar-typed, unless `maxItems` bounds the
- * array to `MAX_DEEP_UNIQUE_ITEMS`. Walks with its own stack, so a deeply nested (hostile) schema
- * cannot overflow the call stack here.
+ * array to `MAX_DEEP_UNIQUE_ITEMS`; and (`refuseExpensiveExpansion`) when the worst validation
+ * would take more than `MAX_SCHEMA_CHECKS` checks. Walks with its own stack, so a deeply nested
+ * (hostile) schema cannot overflow the call stack here.
  */
 export function refuseQuadraticKeywords(schema: unknown): void {
   const stack: { node: unknown; path: string }[] = [{ node: schema, path: '#' }];
@@ -71,6 +72,7 @@ export function refuseQuadraticKeywords(schema: unknown): void {
       }
     }
   }
+  refuseExpensiveExpansion(schema);
 }
 
 function escape(name: string): string {
@@ -145,4 +147,211 @@ export function enumMatcher(entries: readonly unknown[]): (data: unknown) => boo
   keys.delete(undefined);
   // With scalar entries only, an object or array is equal to none: no key to build.
   return (data) => (depth === 0 && typeof data === 'object' && data !== null ? false : keys.has(canonical(data, depth)));
+}
+
+/**
+ * Most schema checks one validation may take in the worst case (`expandedChecks`), for arguments
+ * of at most `MAX_COSTED_VALUES` values nested at most `MAX_COSTED_DEPTH` deep. A check is one
+ * keyword (one name of a `required` list, one entry of `properties`) applied to one value; on the
+ * shared test box the slowest accepted shapes measured at this bound validate in well under 50 ms.
+ */
+export const MAX_SCHEMA_CHECKS = 1_000_000;
+/** Values the costing assumes arguments may hold: what 64 KiB of JSON can (the gateway's cap). */
+export const MAX_COSTED_VALUES = 32_768;
+/** Nesting the costing assumes arguments may reach (the gateway's depth cap, outermost = 1). */
+export const MAX_COSTED_DEPTH = 32;
+
+// Subschemas applied to the value their parent checks (in place): their costs add up there.
+const IN_PLACE_LISTS: readonly string[] = ['allOf', 'anyOf', 'oneOf'];
+const IN_PLACE_ONE: readonly string[] = ['not', 'if', 'then', 'else'];
+// Subschemas applied to each item of an array, or to each property (or property name) of an object.
+const ITEM_ONE: readonly string[] = ['items', 'additionalItems', 'contains', 'unevaluatedItems'];
+const KEY_ONE: readonly string[] = ['additionalProperties', 'unevaluatedProperties', 'propertyNames'];
+const REF_KEYWORDS: readonly string[] = ['$ref', '$dynamicRef', '$recursiveRef'];
+
+type Costs = { here: number | 'busy' | undefined; deeper: Map<number, number> };
+
+/**
+ * The most checks validating one value against `schema` can take, following every `$ref`,
+ * `$dynamicRef` and `$recursiveRef` (with memoisation, so a chain of definitions that each use
+ * the previous one twice costs 2ⁿ without being expanded 2ⁿ times): the checks on the outermost
+ * value, plus `maxValues` times the most checks any one nested value can receive. Subschemas
+ * applied in place (`allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, refs,
+ * `dependentSchemas`) add up on that value; those applied to items and properties move one level
+ * down into the data, which is at most `maxDepth` deep, so a recursive ref costs what the data can
+ * nest. An over-approximation: every branch is taken, every property present, every pattern hit.
+ * Throws `SchemaCostRefused` for a ref that refers back to itself without descending into the
+ * data (it would never end), or that points at nothing this costing can find.
+ */
+export function expandedChecks(schema: unknown, maxValues = MAX_COSTED_VALUES, maxDepth = MAX_COSTED_DEPTH): number {
+  const { outermost, nested } = schemaCost(schema, maxDepth);
+  return outermost + maxValues * nested;
+}
+
+/** What `expandedChecks` adds up, apart: checks on the outermost value, and the most on any one nested value. */
+export interface SchemaCost {
+  readonly outermost: number;
+  readonly nested: number;
+}
+
+/** The two parts of `expandedChecks` (see there), for data nested at most `maxDepth` deep. */
+export function schemaCost(schema: unknown, maxDepth = MAX_COSTED_DEPTH): SchemaCost {
+  const anchors = anchorsOf(schema);
+  const hasIds = anchors.has(ID_MARK);
+  const memo = new Map<object, Costs>();
+  const costsOf = (node: object): Costs => {
+    let costs = memo.get(node);
+    if (!costs) memo.set(node, (costs = { here: undefined, deeper: new Map() }));
+    return costs;
+  };
+  const refTargets = (node: Readonly<Record<string, unknown>>): unknown[] => {
+    const targets: unknown[] = [];
+    for (const keyword of REF_KEYWORDS) {
+      const ref = node[keyword];
+      if (typeof ref !== 'string') continue;
+      const found = resolveRef(schema, anchors, ref, keyword === '$dynamicRef');
+      // Without an `$id` in the schema, a ref that is not to '#…' names nothing ajv can find in
+      // it (the compilers load nothing remote): its compile refuses it with ajv's own message.
+      if (found.length === 0 && hasIds) {
+        throw new SchemaCostRefused(`the schema's ${keyword} '${short(ref)}' cannot be followed to cost it: with $id in the schema, only '#', '#/…' pointers and '#name' anchors are allowed`);
+      }
+      targets.push(...found);
+    }
+    return targets;
+  };
+  const inPlace = (node: Readonly<Record<string, unknown>>): unknown[] => {
+    const subs: unknown[] = refTargets(node);
+    for (const keyword of IN_PLACE_LISTS) if (Array.isArray(node[keyword])) subs.push(...(node[keyword] as unknown[]));
+    for (const keyword of IN_PLACE_ONE) if (keyword in node) subs.push(node[keyword]);
+    for (const keyword of ['dependentSchemas', 'dependencies']) {
+      const map = node[keyword];
+      if (isObject(map)) for (const sub of Object.values(map)) if (!Array.isArray(sub)) subs.push(sub);
+    }
+    return subs;
+  };
+  // Checks on the value itself: one per keyword, one per listed name.
+  const local = (node: Readonly<Record<string, unknown>>): number => {
+    let checks = Math.max(1, Object.keys(node).length);
+    for (const keyword of ['required', 'prefixItems', 'items']) if (Array.isArray(node[keyword])) checks += (node[keyword] as unknown[]).length;
+    for (const keyword of ['properties', 'patternProperties']) if (isObject(node[keyword])) checks += Object.keys(node[keyword] as object).length;
+    for (const keyword of ['dependentRequired', 'dependencies']) {
+      const map = node[keyword];
+      if (isObject(map)) for (const list of Object.values(map)) checks += Array.isArray(list) ? list.length + 1 : 1;
+    }
+    return checks;
+  };
+  const here = (node: unknown): number => {
+    if (!isObject(node)) return 1;
+    const costs = costsOf(node);
+    if (costs.here === 'busy') throw new SchemaCostRefused("the schema's $ref expansion refers back to itself without descending into the arguments: validation would never end");
+    if (costs.here !== undefined) return costs.here;
+    costs.here = 'busy';
+    let total = local(node);
+    for (const sub of inPlace(node)) total += here(sub);
+    costs.here = total;
+    return total;
+  };
+  // The most checks any one value nested in (not at) the checked value receives, `depth` levels down at most.
+  const deeper = (node: unknown, depth: number): number => {
+    if (!isObject(node) || depth <= 0) return 0;
+    const costs = costsOf(node);
+    const known = costs.deeper.get(depth);
+    if (known !== undefined) return known;
+    here(node); // refuses an in-place cycle before it is walked here
+    const one = (sub: unknown): number => Math.max(here(sub), deeper(sub, depth - 1));
+    let item = 0;
+    for (const keyword of ITEM_ONE) if (keyword in node && !Array.isArray(node[keyword])) item += one(node[keyword]);
+    for (const keyword of ['items', 'prefixItems']) if (Array.isArray(node[keyword])) for (const sub of node[keyword] as unknown[]) item += one(sub);
+    let anyKey = 0;
+    for (const keyword of KEY_ONE) if (keyword in node) anyKey += one(node[keyword]);
+    if (isObject(node['patternProperties'])) for (const sub of Object.values(node['patternProperties'])) anyKey += one(sub);
+    let named = 0;
+    if (isObject(node['properties'])) for (const sub of Object.values(node['properties'])) named = Math.max(named, one(sub));
+    let total = Math.max(item, named + anyKey);
+    for (const sub of inPlace(node)) total += deeper(sub, depth);
+    costs.deeper.set(depth, total);
+    return total;
+  };
+  try {
+    return { outermost: here(schema), nested: deeper(schema, maxDepth - 1) };
+  } catch (error) {
+    // A ref chain too long for the stack is refused, not crashed on.
+    if (error instanceof RangeError) throw new SchemaCostRefused("the schema's $ref expansion is too deep to cost");
+    throw error;
+  }
+}
+
+/**
+ * Throws `SchemaCostRefused` when the worst validation against `schema` (`expandedChecks`) would
+ * take more than `MAX_SCHEMA_CHECKS` checks: a schema of a few kilobytes whose refs double at
+ * every level, or a long `required` list under `items`, could otherwise hold the event loop for
+ * seconds on one call.
+ */
+export function refuseExpensiveExpansion(schema: unknown): void {
+  const checks = expandedChecks(schema);
+  if (checks > MAX_SCHEMA_CHECKS) {
+    throw new SchemaCostRefused(
+      `the schema's $ref expansion (with its applicators, items and required lists) costs up to ${formatChecks(checks)} checks per validation of 64 KiB of arguments; at most ${formatChecks(MAX_SCHEMA_CHECKS)} are allowed`,
+    );
+  }
+}
+
+function formatChecks(checks: number): string {
+  return checks >= 1e15 ? 'more than 10^15' : Math.round(checks).toLocaleString('en-US');
+}
+
+function short(text: string): string {
+  // eslint-disable-next-line no-control-regex -- a schema's ref may carry control characters; the message must not
+  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '?');
+  return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
+}
+
+// Recorded among the anchors when some node has an id: no anchor name can contain '#'.
+const ID_MARK = '#id';
+
+/** Every `$anchor` and `$dynamicAnchor` of a schema, by name (several nodes may share a dynamic one). */
+function anchorsOf(schema: unknown): Map<string, unknown[]> {
+  const anchors = new Map<string, unknown[]>();
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (Array.isArray(node)) {
+      stack.push(...node);
+      continue;
+    }
+    if (!isObject(node)) continue;
+    for (const keyword of ['$anchor', '$dynamicAnchor']) {
+      const name = node[keyword];
+      if (typeof name === 'string') anchors.set(name, [...(anchors.get(name) ?? []), node]);
+    }
+    if (typeof node['$id'] === 'string') anchors.set(ID_MARK, []);
+    for (const [key, child] of Object.entries(node)) if (!DATA_KEYWORDS.has(key)) stack.push(child);
+  }
+  return anchors;
+}
+
+/** What a ref inside the schema points at: `#`, a `#/…` JSON pointer, or a `#name` anchor; [] if nothing. */
+function resolveRef(root: unknown, anchors: Map<string, unknown[]>, ref: string, dynamic: boolean): unknown[] {
+  if (ref === '#') return [root];
+  if (ref.startsWith('#/')) {
+    let node: unknown = root;
+    for (const raw of ref.slice(2).split('/')) {
+      let part: string;
+      try {
+        part = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+      } catch {
+        return [];
+      }
+      if (Array.isArray(node) && /^(0|[1-9][0-9]*)$/.test(part)) node = node[Number(part)];
+      else if (isObject(node) && Object.hasOwn(node, part)) node = node[part];
+      else return [];
+    }
+    return node === undefined ? [] : [node];
+  }
+  if (ref.startsWith('#') && ref.length > 1) {
+    // A dynamic ref may land on any node holding that dynamic anchor: all of them are costed.
+    const found = anchors.get(ref.slice(1)) ?? [];
+    return dynamic ? found : found.slice(0, 1);
+  }
+  return [];
 }

@@ -81,6 +81,15 @@ function typeName(schema: { [key: string]: JsonValue | undefined }): string {
   return 'any';
 }
 
+/** Enum values listed in one message; a schema's enum may hold thousands (issue 9). */
+export const MAX_LISTED_VALUES = 20;
+
 function listValues(values: unknown): string {
-  return Array.isArray(values) ? values.map((v) => JSON.stringify(v)).join(', ') : String(values);
+  if (!Array.isArray(values)) return String(values);
+  // Each value shown is cut short too: one entry may be a long string or a large object.
+  const shown = values.slice(0, MAX_LISTED_VALUES).map((v) => {
+    const text = JSON.stringify(v) ?? String(v);
+    return text.length > 100 ? `${text.slice(0, 99)}…` : text;
+  });
+  return values.length > MAX_LISTED_VALUES ? `${shown.join(', ')}, … ${values.length - MAX_LISTED_VALUES} more` : shown.join(', ');
 }
