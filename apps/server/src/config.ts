@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { normalizeEgressHost } from '@toolgate/gateway';
 import { canonicalConfiguredHost, isWildcardAddress, parseConfiguredOrigin, serializeOrigin } from './http/host-names.js';
 
 /** A configuration fault. The message names the variable and what is wrong, never its secret value. */
@@ -58,6 +59,16 @@ export interface ServerConfig {
   readonly allowedOrigins: readonly string[];
   /** Where clients reach the server, e.g. through a reverse proxy (TOOLGATE_PUBLIC_URL); its host and origin are allowed. */
   readonly publicUrl?: string;
+  /**
+   * The path variables as the operator wrote them (absent when unset), for start-up messages: the
+   * resolved paths above would add the server's working directory to a relative value.
+   */
+  readonly pathsAsSet: {
+    readonly dataDir?: string;
+    readonly workspaceRoot?: string;
+    readonly principalsFile?: string;
+    readonly mcpServersFile?: string;
+  };
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -87,15 +98,28 @@ function secret(env: Env, name: string, abs: (p: string) => string): string | un
   if (file === undefined) return direct;
   if (direct !== undefined) throw new ConfigError(`set ${name} or ${name}_FILE, not both`);
   let value: string;
+  let fd: number | undefined;
   try {
-    value = readFileSync(abs(file), 'utf8');
+    // Without O_NONBLOCK a FIFO would hold the start until something writes to it.
+    fd = openSync(abs(file), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    const info = fstatSync(fd);
+    if (!info.isFile() && !info.isDirectory()) {
+      throw new ConfigError(`${name}_FILE cannot be read (not a regular file: a FIFO, socket or device): ${file}; point it at a file`);
+    }
+    if (info.size > MAX_SECRET_FILE_BYTES) throw new ConfigError(`${name}_FILE is larger than 64 KiB, which no secret is: ${file}`);
+    value = readFileSync(fd, 'utf8');
   } catch (error) {
-    throw new ConfigError(`${name}_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${abs(file)}`);
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`${name}_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${file}`);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   value = value.replace(/\r?\n$/, '');
-  if (value.trim() === '') throw new ConfigError(`${name}_FILE is empty: ${abs(file)}`);
+  if (value.trim() === '') throw new ConfigError(`${name}_FILE is empty: ${file}`);
   return value;
 }
+
+const MAX_SECRET_FILE_BYTES = 64 * 1024;
 
 /** Tier names that were renamed: refused with their new name, never accepted silently. */
 const RENAMED_SHELL_TIERS: Readonly<Record<string, string>> = {
@@ -158,6 +182,17 @@ function hostList(env: Env, name: string): string[] {
   });
 }
 
+/** TOOLGATE_ALLOWED_EGRESS_HOSTS: bare host names the egress gate compares with, normalised at start. */
+function egressHostList(env: Env, name: string): string[] {
+  return list(env, name).map((entry) => {
+    try {
+      return normalizeEgressHost(entry);
+    } catch (error) {
+      throw new ConfigError(`${name}: ${(error as Error).message}`);
+    }
+  });
+}
+
 /** TOOLGATE_ALLOWED_ORIGINS: exact origins, serialized as a browser sends them. */
 function originList(env: Env, name: string): string[] {
   return list(env, name).map((entry) => {
@@ -185,6 +220,9 @@ function publicUrl(env: Env, name: string): string | undefined {
 export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig {
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(cwd, p));
   const dataDir = abs(text(env, 'TOOLGATE_DATA_DIR') ?? './.toolgate');
+  for (const name of ['TOOLGATE_DATA_DIR', 'TOOLGATE_WORKSPACE_ROOT', 'TOOLGATE_PRINCIPALS_FILE', 'TOOLGATE_MCP_SERVERS_FILE']) {
+    if (text(env, name)?.includes('\0')) throw new ConfigError(`${name} must not contain a NUL character`);
+  }
   const store = oneOf(env, 'TOOLGATE_STORE', ['sqlite', 'postgres'] as const, 'sqlite');
   const audit = oneOf(env, 'TOOLGATE_AUDIT', ['file', 'postgres'] as const, 'file');
   const databaseUrl = secret(env, 'DATABASE_URL', abs);
@@ -202,6 +240,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
   if (!/^[A-Za-z0-9.:[\]-]+$/.test(host)) throw new ConfigError('TOOLGATE_HOST must be a host name or IP address');
   const principalsFile = text(env, 'TOOLGATE_PRINCIPALS_FILE');
   const mcpServersFile = text(env, 'TOOLGATE_MCP_SERVERS_FILE');
+  const dataDirAsSet = text(env, 'TOOLGATE_DATA_DIR');
+  const workspaceRootAsSet = text(env, 'TOOLGATE_WORKSPACE_ROOT');
   const publicUrlValue = publicUrl(env, 'TOOLGATE_PUBLIC_URL');
   const baseUrl = httpUrl(env, 'TOOLGATE_WEB_SEARCH_BASE_URL');
   const apiKey = secret(env, 'TOOLGATE_WEB_SEARCH_API_KEY', abs);
@@ -227,7 +267,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     },
     egress: {
       enabled: bool(env, 'TOOLGATE_EGRESS_ENABLED', false),
-      allowedHosts: list(env, 'TOOLGATE_ALLOWED_EGRESS_HOSTS'),
+      allowedHosts: egressHostList(env, 'TOOLGATE_ALLOWED_EGRESS_HOSTS'),
       allowAny: bool(env, 'TOOLGATE_EGRESS_ALLOW_ANY', false),
       allowedCidrs: list(env, 'TOOLGATE_EGRESS_ALLOWED_CIDRS'),
     },
@@ -244,6 +284,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     allowedHosts: hostList(env, 'TOOLGATE_ALLOWED_HOSTS'),
     allowedOrigins: originList(env, 'TOOLGATE_ALLOWED_ORIGINS'),
     ...(publicUrlValue ? { publicUrl: publicUrlValue } : {}),
+    pathsAsSet: {
+      ...(dataDirAsSet ? { dataDir: dataDirAsSet } : {}),
+      ...(workspaceRootAsSet ? { workspaceRoot: workspaceRootAsSet } : {}),
+      ...(principalsFile ? { principalsFile } : {}),
+      ...(mcpServersFile ? { mcpServersFile } : {}),
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   AuditCorruptError,
@@ -37,6 +37,7 @@ import type { ServerConfig, ShellTier } from './config.js';
 import type { Log } from './logger.js';
 import { demoDirectoryData, parsePrincipalsFile } from './principals/principals-file.js';
 import { StaticPrincipalDirectory } from './principals/static-principal-directory.js';
+import { checkWorkspaceApart, describeSetting, ensureWritableDirectory, PathSettingError, readOperatorFile, type PathSetting } from './startup-paths.js';
 
 /** A startup fault the operator must fix; the message says what and where. */
 export class StartupError extends Error {
@@ -81,18 +82,13 @@ async function loadDirectory(config: ServerConfig, log: Log): Promise<{ director
   if (!config.principalsFile) {
     return { directory: new StaticPrincipalDirectory(demoDirectoryData()), demo: true };
   }
-  let text: string;
-  try {
-    text = await readFile(config.principalsFile, 'utf8');
-  } catch (error) {
-    throw new StartupError(`TOOLGATE_PRINCIPALS_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${config.principalsFile}`);
-  }
+  const text = await asStartupError(readOperatorFile(pathSetting(config, 'principalsFile'), config.principalsFile));
   try {
     const { data, warnings } = parsePrincipalsFile(text);
     for (const warning of warnings) log('warn', `principals file: ${warning}`);
     return { directory: new StaticPrincipalDirectory(data), demo: false };
   } catch (error) {
-    throw new StartupError(`principals file ${config.principalsFile}: ${(error as Error).message}`);
+    throw new StartupError(`${describeSetting(pathSetting(config, 'principalsFile'))}: ${(error as Error).message}`);
   }
 }
 
@@ -133,7 +129,8 @@ export function selectSearchProvider(config: ServerConfig['webSearch'], log: Log
     }
     log('warn', `web_search: ${error.message}; falling back to duckduckgo`);
   }
-  return createDuckDuckGoProvider();
+  // The base URL is DuckDuckGo's only when it was chosen; a fallback must not take another provider's endpoint.
+  return createDuckDuckGoProvider(config.provider === 'duckduckgo' && config.baseUrl ? { baseUrl: config.baseUrl } : {});
 }
 
 function openHttpClient(config: ServerConfig, closers: Closers): GuardedHttpClient {
@@ -149,17 +146,12 @@ function openHttpClient(config: ServerConfig, closers: Closers): GuardedHttpClie
 
 async function readMcpServers(config: ServerConfig): Promise<readonly McpServerConfig[]> {
   if (!config.mcpServersFile) return [];
-  let text: string;
-  try {
-    text = await readFile(config.mcpServersFile, 'utf8');
-  } catch (error) {
-    throw new StartupError(`TOOLGATE_MCP_SERVERS_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${config.mcpServersFile}`);
-  }
+  const text = await asStartupError(readOperatorFile(pathSetting(config, 'mcpServersFile'), config.mcpServersFile));
   try {
     return parseMcpServersFile(text).servers;
   } catch (error) {
     // The parser's message already says "MCP servers file …"; add only which file.
-    throw new StartupError(`${(error as Error).message} (TOOLGATE_MCP_SERVERS_FILE=${config.mcpServersFile})`);
+    throw new StartupError(`${(error as Error).message} (${describeSetting(pathSetting(config, 'mcpServersFile'))})`);
   }
 }
 
@@ -305,11 +297,41 @@ async function openExecutors(config: ServerConfig, mcpTiers: readonly ShellTier[
  * needs to list it, so an existing one that is group- or world-accessible is tightened.
  */
 async function prepareDataDir(config: ServerConfig, log: Log): Promise<void> {
-  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  await asStartupError(ensureWritableDirectory(pathSetting(config, 'dataDir'), config.dataDir));
   const mode = (await stat(config.dataDir)).mode & 0o777;
   if ((mode & 0o077) !== 0) {
     await chmod(config.dataDir, 0o700);
     log('info', `data dir ${config.dataDir} was mode ${mode.toString(8)}; set to 700`);
+  }
+}
+
+/** The workspace root, a writable directory apart from the data dir (sandboxed tools see it). */
+async function prepareWorkspaceRoot(config: ServerConfig): Promise<void> {
+  const workspace = pathSetting(config, 'workspaceRoot');
+  await asStartupError(ensureWritableDirectory(workspace, config.workspaceRoot));
+  await asStartupError(checkWorkspaceApart(workspace, config.workspaceRoot, pathSetting(config, 'dataDir'), config.dataDir));
+}
+
+const PATH_VARIABLES = {
+  dataDir: ['TOOLGATE_DATA_DIR', 'the default ./.toolgate'],
+  workspaceRoot: ['TOOLGATE_WORKSPACE_ROOT', 'the default <data dir>/workspaces'],
+  principalsFile: ['TOOLGATE_PRINCIPALS_FILE', 'none'],
+  mcpServersFile: ['TOOLGATE_MCP_SERVERS_FILE', 'none'],
+} as const;
+
+/** A path setting for messages, as the operator wrote it. */
+function pathSetting(config: ServerConfig, key: keyof typeof PATH_VARIABLES): PathSetting {
+  const [variable, defaultShown] = PATH_VARIABLES[key];
+  return { variable, asSet: config.pathsAsSet[key], defaultShown };
+}
+
+/** Path faults stop the start like any other: with the message alone, no stack. */
+async function asStartupError<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof PathSettingError) throw new StartupError(error.message);
+    throw error;
   }
 }
 
@@ -318,7 +340,7 @@ export async function openResources(config: ServerConfig, log: Log): Promise<Res
   const closers = new Closers();
   try {
     await prepareDataDir(config, log);
-    await mkdir(config.workspaceRoot, { recursive: true, mode: 0o700 });
+    await prepareWorkspaceRoot(config);
     const { directory, demo } = await loadDirectory(config, log);
 
     const state = await openState(config, log);
