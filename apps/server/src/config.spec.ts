@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -108,6 +109,20 @@ describe('loadConfig', () => {
       expect(config.databaseUrl).toBe('postgres://u:p@h/db');
     });
 
+    it('refuses a FIFO, socket or device without waiting on it (a FIFO would block the start for good)', () => {
+      const fifo = join(dir, 'fifo');
+      execFileSync('mkfifo', [fifo]);
+      for (const name of ['TOOLGATE_AUDIT_HMAC_KEY_FILE', 'TOOLGATE_WEB_SEARCH_API_KEY_FILE', 'DATABASE_URL_FILE']) {
+        for (const path of [fifo, '/dev/zero', '/dev/null']) {
+          expect(() => loadConfig({ [name]: path })).toThrow(new RegExp(`^${name} cannot be read \\(not a regular file: a FIFO, socket or device\\)`));
+        }
+      }
+    });
+
+    it('shows a relative file as set, not resolved against the working directory', () => {
+      expect(() => loadConfig({ TOOLGATE_AUDIT_HMAC_KEY_FILE: 'absent-rel' }, dir)).toThrow(/cannot be read \(ENOENT\): absent-rel$/);
+    });
+
     it('resolves a relative file against the working directory', () => {
       put('rel-hmac', key);
       expect(loadConfig({ TOOLGATE_AUDIT_HMAC_KEY_FILE: 'rel-hmac' }, dir).auditHmacKey).toBe(key);
@@ -122,6 +137,7 @@ describe('loadConfig', () => {
         [{ TOOLGATE_WEB_SEARCH_API_KEY_FILE: put('empty', '\n') }, /TOOLGATE_WEB_SEARCH_API_KEY_FILE is empty/],
         [{ TOOLGATE_AUDIT_HMAC_KEY_FILE: short }, /TOOLGATE_AUDIT_HMAC_KEY must be at least 32 characters/],
         [{ DATABASE_URL_FILE: put('mysql', 'mysql://root:hunter2@db/x') }, /DATABASE_URL must be a postgres/],
+        [{ TOOLGATE_AUDIT_HMAC_KEY_FILE: put('huge', 'k'.repeat(70 * 1024)) }, /TOOLGATE_AUDIT_HMAC_KEY_FILE is larger than 64 KiB/],
       ];
       for (const [env, message] of cases) {
         let text = '';
@@ -146,6 +162,47 @@ describe('loadConfig', () => {
       TOOLGATE_EGRESS_ALLOWED_CIDRS: '127.0.0.0/8',
     });
     expect(config.egress).toEqual({ enabled: true, allowedHosts: ['example.com', 'api.example.org'], allowAny: false, allowedCidrs: ['127.0.0.0/8'] });
+  });
+
+  describe('egress host list faults (TOOLGATE_ALLOWED_EGRESS_HOSTS)', () => {
+    it.each([
+      ['https://api.example.com', /is a URL/],
+      ['*.example.com', /wildcard/],
+      ['example.com:8443', /contains a port/],
+      ['me@example.com', /userinfo/],
+      ['example.com/v1', /contains a path/],
+      ['exa mple.com', /contains a space/],
+      ['-bad.example.com', /invalid label/],
+      ['a..b', /empty label/],
+      ['0x7f.1', /looks like an IP address/],
+      ['[fe80::1%eth0]', /not a valid IPv6 address|not an IPv6 address/],
+    ])('refuses %s at load, naming the variable', (entry, message) => {
+      const load = () => loadConfig({ TOOLGATE_ALLOWED_EGRESS_HOSTS: `ok.example, ${entry}` });
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(/^TOOLGATE_ALLOWED_EGRESS_HOSTS: /);
+      expect(load).toThrow(message);
+    });
+
+    it('keeps each entry in the one spelling the egress gate compares', () => {
+      expect(loadConfig({ TOOLGATE_ALLOWED_EGRESS_HOSTS: 'Example.COM., [2001:DB8::1], bücher.example' }).egress.allowedHosts).toEqual([
+        'example.com',
+        '2001:db8::1',
+        'xn--bcher-kva.example',
+      ]);
+    });
+  });
+
+  describe('path settings as the operator wrote them (for start-up messages)', () => {
+    it('keeps the values as set, unresolved, and nothing for unset ones', () => {
+      const config = loadConfig({ TOOLGATE_DATA_DIR: 'data', TOOLGATE_WORKSPACE_ROOT: ' ws ', TOOLGATE_PRINCIPALS_FILE: 'p.json' }, '/srv/app');
+      expect(config.dataDir).toBe('/srv/app/data');
+      expect(config.pathsAsSet).toEqual({ dataDir: 'data', workspaceRoot: 'ws', principalsFile: 'p.json' });
+      expect(loadConfig({}, '/srv/app').pathsAsSet).toEqual({});
+    });
+
+    it.each(['TOOLGATE_DATA_DIR', 'TOOLGATE_WORKSPACE_ROOT', 'TOOLGATE_PRINCIPALS_FILE', 'TOOLGATE_MCP_SERVERS_FILE'])('refuses a NUL in %s, naming it', (name) => {
+      expect(() => loadConfig({ [name]: 'a\0b' })).toThrow(new RegExp(`^${name} must not contain a NUL character$`));
+    });
   });
 });
 
