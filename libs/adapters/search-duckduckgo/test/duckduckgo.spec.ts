@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ToolError } from '@toolgate/contracts';
-import { testSearchProvider } from '@toolgate/testing';
+import { LoopbackHttpClient, startReplayServer, testSearchProvider } from '@toolgate/testing';
 import { describe, expect, it } from 'vitest';
 import { createDuckDuckGoProvider, decodeResultLink, DuckDuckGoSearchProvider, parseDuckDuckGoHtml } from '../src/index.js';
 
@@ -96,6 +96,27 @@ describe('DuckDuckGo specifics', () => {
     expect(new DuckDuckGoSearchProvider().host).toBe('html.duckduckgo.com');
     expect(createDuckDuckGoProvider().host).toBe('html.duckduckgo.com');
     expect(createDuckDuckGoProvider({ baseUrl: 'https://ddg.internal.example/proxy/' }).host).toBe('ddg.internal.example');
+  });
+
+  // TOOLGATE_WEB_SEARCH_BASE_URL reaches DuckDuckGo through this factory (a mirror or proxy).
+  it.each([
+    ['a bare origin', '', '/html/'],
+    ['a path prefix', '/ddg', '/ddg/html/'],
+    ['a path prefix with a trailing slash', '/proxy/ddg/', '/proxy/ddg/html/'],
+  ])('the factory honours a base URL with %s, against a recorded answer on 127.0.0.1', async (_name, prefix, path) => {
+    const replay = await startReplayServer();
+    const http = new LoopbackHttpClient();
+    try {
+      replay.respondWith(html(fixture('results.html')));
+      const provider = createDuckDuckGoProvider({ baseUrl: `${replay.baseUrl}${prefix}` });
+      expect(provider.host).toBe('127.0.0.1');
+      const results = await provider.search('rust async runtime', { http, maxResults: 10 });
+      expect(results).toEqual(expected);
+      expect(replay.requests).toHaveLength(1);
+      expect(replay.requests[0]!.path).toBe(`${path}?q=rust%20async%20runtime`);
+    } finally {
+      await replay.close();
+    }
   });
 
   it('refuses a base URL it cannot use', () => {
