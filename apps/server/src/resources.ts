@@ -226,9 +226,13 @@ function openBus(config: ServerConfig, state: StateStores, log: Log, closers: Cl
   return new SqliteMessageBus(db);
 }
 
-async function openGraph(config: ServerConfig, closers: Closers): Promise<KnowledgeGraph> {
+async function openGraph(config: ServerConfig, log: Log, closers: Closers): Promise<KnowledgeGraph> {
   try {
-    const graph = await OxigraphKnowledgeGraph.open({ path: join(config.dataDir, 'knowledge-graph.nq') });
+    const graph = await OxigraphKnowledgeGraph.open({
+      path: join(config.dataDir, 'knowledge-graph.nq'),
+      onRecovered: ({ path, droppedBytes }) =>
+        log('warn', `knowledge graph ${path}: dropped a final line torn by a crash (${droppedBytes} bytes, never acknowledged); everything before it is kept`),
+    });
     closers.add(() => graph.close());
     return graph;
   } catch (error) {
@@ -347,7 +351,7 @@ export async function openResources(config: ServerConfig, log: Log): Promise<Res
     closers.add(() => state.close());
 
     const bus = openBus(config, state, log, closers);
-    const graph = await openGraph(config, closers);
+    const graph = await openGraph(config, log, closers);
     const audit = await openAudit(config, log, closers);
     const http = openHttpClient(config, closers);
     const searchProvider = selectSearchProvider(config.webSearch, log);

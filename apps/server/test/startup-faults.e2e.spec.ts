@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { StartupError } from '../src/resources.js';
 import { startServer } from '../src/server.js';
-import { bwrapUnavailable } from './e2e-harness.js';
+import { bwrapUnavailable, startHarness } from './e2e-harness.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 // `--import tsx` resolves from the working directory: the server package's own.
@@ -256,4 +256,24 @@ describe('the operator sees one line, not a stack', () => {
     expect(below.code, below.stderr).toBe(1);
     expect(below.stderr).toMatch(/TOOLGATE_DATA_DIR=\S+ cannot be created: it is on a read-only file system/);
   }, 2 * BOUND_MS + 5_000);
+});
+
+describe('a graph file whose last line a crash tore', () => {
+  // docs/collaboration.md promises the operator hears how many bytes were dropped.
+  it('is recovered at start with a log line saying how many bytes were dropped', async () => {
+    const h = await startHarness();
+    try {
+      const res = await h.call('/api/v1/tools/invoke', { method: 'POST', token: 'demo', json: { tool: 'memory_write', args: { about: 'docs/api.md', finding: 'kept across the crash' } } });
+      expect(res.body.ok, JSON.stringify(res.body)).toBe(true);
+      // As a crash mid-append leaves it: the start of a line without its end.
+      const torn = '<urn:ex:b> <urn:ex:says> "half a li';
+      appendFileSync(join(h.dataDir, 'data', 'knowledge-graph.nq'), torn);
+      expect(h.logs.join('\n')).not.toMatch(/torn/);
+      await h.restart();
+      const line = h.logs.find((l) => /torn by a crash/.test(l));
+      expect(line, h.logs.join('\n')).toMatch(new RegExp(`^warn knowledge graph \\S+knowledge-graph\\.nq: dropped a final line torn by a crash \\(${Buffer.byteLength(torn)} bytes`));
+    } finally {
+      await h.stop();
+    }
+  }, 60_000);
 });

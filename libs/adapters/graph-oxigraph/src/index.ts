@@ -3,5 +3,6 @@ export {
   GraphFileError,
   type OxigraphKnowledgeGraphOptions,
   type GraphOpenReport,
+  type GraphRecovery,
 } from './oxigraph-knowledge-graph.js';
 export { tenantGraphIri, TENANT_GRAPH_PREFIX } from './terms.js';

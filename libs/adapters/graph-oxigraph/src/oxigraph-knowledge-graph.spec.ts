@@ -325,6 +325,25 @@ describe('OxigraphKnowledgeGraph', () => {
       expect(rows(await reopened.query('acme', 'SELECT ?o WHERE { ?s ?p ?o } ORDER BY ?o', LIMITS))).toEqual([{ o: 'after recovery' }, { o: 'kept' }]);
     });
 
+    it('says so through onRecovered when it drops a torn final line, and only then', async () => {
+      const path = join(dir, 'torn-reported.nq');
+      const graph = await openGraph(path);
+      await graph.add('acme', [says('urn:ex:a', 'kept')]);
+      await graph.close();
+      const heard: unknown[] = [];
+      const clean = await OxigraphKnowledgeGraph.open({ path, onRecovered: (r) => heard.push(r) });
+      await clean.close();
+      expect(heard).toEqual([]);
+      // Torn at several places: mid-term, mid-literal, just before the final ' .'.
+      for (const torn of ['<urn:ex:b', `<urn:ex:b> <urn:ex:says> "half a li`, `<urn:ex:b> <urn:ex:says> "whole" <${tenantGraphIri('acme')}>`]) {
+        appendFileSync(path, torn);
+        const reopened = await OxigraphKnowledgeGraph.open({ path, onRecovered: (r) => heard.push(r) });
+        await reopened.close();
+        expect(heard.pop()).toEqual({ path, droppedBytes: Buffer.byteLength(torn) });
+        expect(heard).toEqual([]);
+      }
+    });
+
     it('refuses to open a file damaged anywhere else, or holding quads outside tenant graphs', async () => {
       const damaged = join(dir, 'damaged.nq');
       writeFileSync(damaged, `<urn:a> <urn:b> "ok" <${tenantGraphIri('t')}> .\n<urn:a> <urn:b "broken" <urn:g> .\n`);

@@ -22,6 +22,17 @@ export interface OxigraphKnowledgeGraphOptions {
   readonly maxQueuedQueriesPerTenant?: number;
   /** Queries of all tenants that may wait; one more is refused with reason `QUERY_RATE_LIMITED` (default 256). */
   readonly maxQueuedQueries?: number;
+  /**
+   * Called once at open when a final line torn by a crash was dropped, so the operator hears of
+   * it (the server logs it); the bytes were never acknowledged, everything before them is kept.
+   */
+  readonly onRecovered?: (recovery: GraphRecovery) => void;
+}
+
+/** A torn final line dropped at open. */
+export interface GraphRecovery {
+  readonly path: string;
+  readonly droppedBytes: number;
 }
 
 /** What opening found on disk, for the start-up log. */
@@ -81,6 +92,7 @@ export class OxigraphKnowledgeGraph implements KnowledgeGraph {
       const why = error instanceof Error ? error.message.split('\n', 1)[0] : String(error);
       throw new GraphFileError(options.path, `it is damaged (${why}); restore it from a backup or move it aside`, { cause: error });
     }
+    if (droppedBytes > 0) options.onRecovered?.({ path: options.path, droppedBytes });
     return new OxigraphKnowledgeGraph(store, file, options, { quads: store.size, droppedBytes });
   }
 
