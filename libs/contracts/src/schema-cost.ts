@@ -156,6 +156,13 @@ export function enumMatcher(entries: readonly unknown[]): (data: unknown) => boo
  * shared test box the slowest accepted shapes measured at this bound validate in well under 50 ms.
  */
 export const MAX_SCHEMA_CHECKS = 1_000_000;
+/** Most branches of one `anyOf`, `oneOf` or `allOf`: ajv's compiler ran out of stack at 3,000, its validator at 2,000. */
+export const MAX_SCHEMA_BRANCHES = 500;
+/**
+ * What one failing `anyOf`/`oneOf` branch (or `not`, `if`) costs beyond its checks, in checks: it
+ * builds an error object, measured at about ten times a check.
+ */
+export const BRANCH_ERROR_CHECKS = 10;
 /** Values the costing assumes arguments may hold: what 64 KiB of JSON can (the gateway's cap). */
 export const MAX_COSTED_VALUES = 32_768;
 /** Nesting the costing assumes arguments may reach (the gateway's depth cap, outermost = 1). */
@@ -169,7 +176,7 @@ const ITEM_ONE: readonly string[] = ['items', 'additionalItems', 'contains', 'un
 const KEY_ONE: readonly string[] = ['additionalProperties', 'unevaluatedProperties', 'propertyNames'];
 const REF_KEYWORDS: readonly string[] = ['$ref', '$dynamicRef', '$recursiveRef'];
 
-type Costs = { here: number | 'busy' | undefined; deeper: Map<number, number> };
+type Costs = Map<number, { outermost?: number | 'busy'; nested?: number }>;
 
 /**
  * The most checks validating one value against `schema` can take, following every `$ref`,
@@ -185,7 +192,7 @@ type Costs = { here: number | 'busy' | undefined; deeper: Map<number, number> };
  */
 export function expandedChecks(schema: unknown, maxValues = MAX_COSTED_VALUES, maxDepth = MAX_COSTED_DEPTH): number {
   const { outermost, nested } = schemaCost(schema, maxDepth);
-  return outermost + maxValues * nested;
+  return outermost + (maxValues - 1) * nested;
 }
 
 /** What `expandedChecks` adds up, apart: checks on the outermost value, and the most on any one nested value. */
@@ -199,9 +206,11 @@ export function schemaCost(schema: unknown, maxDepth = MAX_COSTED_DEPTH): Schema
   const anchors = anchorsOf(schema);
   const hasIds = anchors.has(ID_MARK);
   const memo = new Map<object, Costs>();
-  const costsOf = (node: object): Costs => {
-    let costs = memo.get(node);
-    if (!costs) memo.set(node, (costs = { here: undefined, deeper: new Map() }));
+  const costsAt = (node: object, depth: number): { outermost?: number | 'busy'; nested?: number } => {
+    let byDepth = memo.get(node);
+    if (!byDepth) memo.set(node, (byDepth = new Map()));
+    let costs = byDepth.get(depth);
+    if (!costs) byDepth.set(depth, (costs = {}));
     return costs;
   };
   const refTargets = (node: Readonly<Record<string, unknown>>): unknown[] => {
@@ -221,7 +230,13 @@ export function schemaCost(schema: unknown, maxDepth = MAX_COSTED_DEPTH): Schema
   };
   const inPlace = (node: Readonly<Record<string, unknown>>): unknown[] => {
     const subs: unknown[] = refTargets(node);
-    for (const keyword of IN_PLACE_LISTS) if (Array.isArray(node[keyword])) subs.push(...(node[keyword] as unknown[]));
+    for (const keyword of IN_PLACE_LISTS) {
+      const list = node[keyword];
+      if (!Array.isArray(list)) continue;
+      // ajv's generated code nests one block per branch: thousands overflow its compiler or its stack.
+      if (list.length > MAX_SCHEMA_BRANCHES) throw new SchemaCostRefused(`${keyword} has ${list.length} branches; at most ${MAX_SCHEMA_BRANCHES} are allowed (use enum for a list of values)`);
+      subs.push(...(list as unknown[]));
+    }
     for (const keyword of IN_PLACE_ONE) if (keyword in node) subs.push(node[keyword]);
     for (const keyword of ['dependentSchemas', 'dependencies']) {
       const map = node[keyword];
@@ -232,6 +247,9 @@ export function schemaCost(schema: unknown, maxDepth = MAX_COSTED_DEPTH): Schema
   // Checks on the value itself: one per keyword, one per listed name.
   const local = (node: Readonly<Record<string, unknown>>): number => {
     let checks = Math.max(1, Object.keys(node).length);
+    // A branch that fails builds an error object even when validation stops at the first error.
+    for (const keyword of ['anyOf', 'oneOf']) if (Array.isArray(node[keyword])) checks += BRANCH_ERROR_CHECKS * (node[keyword] as unknown[]).length;
+    for (const keyword of ['not', 'if']) if (keyword in node) checks += BRANCH_ERROR_CHECKS;
     for (const keyword of ['required', 'prefixItems', 'items']) if (Array.isArray(node[keyword])) checks += (node[keyword] as unknown[]).length;
     for (const keyword of ['properties', 'patternProperties']) if (isObject(node[keyword])) checks += Object.keys(node[keyword] as object).length;
     for (const keyword of ['dependentRequired', 'dependencies']) {
@@ -240,40 +258,58 @@ export function schemaCost(schema: unknown, maxDepth = MAX_COSTED_DEPTH): Schema
     }
     return checks;
   };
-  const here = (node: unknown): number => {
+  // Subschemas applied to the children of the checked value, by who they apply to.
+  const children = (node: Readonly<Record<string, unknown>>): { named: unknown[]; anyKey: unknown[]; item: unknown[] } => {
+    const item: unknown[] = [];
+    for (const keyword of ITEM_ONE) if (keyword in node && !Array.isArray(node[keyword])) item.push(node[keyword]);
+    for (const keyword of ['items', 'prefixItems']) if (Array.isArray(node[keyword])) item.push(...(node[keyword] as unknown[]));
+    const anyKey: unknown[] = [];
+    for (const keyword of KEY_ONE) if (keyword in node) anyKey.push(node[keyword]);
+    if (isObject(node['patternProperties'])) anyKey.push(...Object.values(node['patternProperties']));
+    const named = isObject(node['properties']) ? Object.values(node['properties']) : [];
+    return { named, anyKey, item };
+  };
+  const cyclic = cyclicNodes(schema, (node) => {
+    const { named, anyKey, item } = children(node);
+    return [...inPlace(node), ...named, ...anyKey, ...item];
+  });
+  // The cost of validating a value v against a node is at most `outermost + nested × (values in v − 1)`.
+  // `outermost`: the node's own checks and those applied in place, plus, once, those of each named
+  // property (one value per object), unless that property's schema recurs (then it is charged per
+  // value, in `nested`: a recursive schema with two named recursive properties would double per
+  // level otherwise). `nested`: the most checks any one value below can cost beyond that.
+  const outermost = (node: unknown, depth: number): number => {
     if (!isObject(node)) return 1;
-    const costs = costsOf(node);
-    if (costs.here === 'busy') throw new SchemaCostRefused("the schema's $ref expansion refers back to itself without descending into the arguments: validation would never end");
-    if (costs.here !== undefined) return costs.here;
-    costs.here = 'busy';
+    const costs = costsAt(node, depth);
+    if (costs.outermost === 'busy') throw new SchemaCostRefused("the schema's $ref expansion refers back to itself without descending into the arguments: validation would never end");
+    if (costs.outermost !== undefined) return costs.outermost;
+    costs.outermost = 'busy';
     let total = local(node);
-    for (const sub of inPlace(node)) total += here(sub);
-    costs.here = total;
+    for (const sub of inPlace(node)) total += outermost(sub, depth);
+    if (depth > 0) for (const sub of children(node).named) if (!cyclic.has(sub)) total += outermost(sub, depth - 1);
+    costs.outermost = total;
     return total;
   };
-  // The most checks any one value nested in (not at) the checked value receives, `depth` levels down at most.
-  const deeper = (node: unknown, depth: number): number => {
+  const perValue = (node: unknown, depth: number): number => Math.max(outermost(node, depth), nested(node, depth));
+  const nested = (node: unknown, depth: number): number => {
     if (!isObject(node) || depth <= 0) return 0;
-    const costs = costsOf(node);
-    const known = costs.deeper.get(depth);
-    if (known !== undefined) return known;
-    here(node); // refuses an in-place cycle before it is walked here
-    const one = (sub: unknown): number => Math.max(here(sub), deeper(sub, depth - 1));
-    let item = 0;
-    for (const keyword of ITEM_ONE) if (keyword in node && !Array.isArray(node[keyword])) item += one(node[keyword]);
-    for (const keyword of ['items', 'prefixItems']) if (Array.isArray(node[keyword])) for (const sub of node[keyword] as unknown[]) item += one(sub);
-    let anyKey = 0;
-    for (const keyword of KEY_ONE) if (keyword in node) anyKey += one(node[keyword]);
-    if (isObject(node['patternProperties'])) for (const sub of Object.values(node['patternProperties'])) anyKey += one(sub);
-    let named = 0;
-    if (isObject(node['properties'])) for (const sub of Object.values(node['properties'])) named = Math.max(named, one(sub));
-    let total = Math.max(item, named + anyKey);
-    for (const sub of inPlace(node)) total += deeper(sub, depth);
-    costs.deeper.set(depth, total);
+    const costs = costsAt(node, depth);
+    if (costs.nested !== undefined) return costs.nested;
+    outermost(node, depth); // refuses an in-place cycle before it is walked here
+    const { named, anyKey, item } = children(node);
+    let items = 0;
+    for (const sub of item) items += perValue(sub, depth - 1);
+    let keys = 0;
+    for (const sub of anyKey) keys += perValue(sub, depth - 1);
+    let property = 0;
+    for (const sub of named) property = Math.max(property, cyclic.has(sub) ? perValue(sub, depth - 1) : nested(sub, depth - 1));
+    let total = Math.max(items, property + keys);
+    for (const sub of inPlace(node)) total += nested(sub, depth);
+    costs.nested = total;
     return total;
   };
   try {
-    return { outermost: here(schema), nested: deeper(schema, maxDepth - 1) };
+    return { outermost: outermost(schema, maxDepth - 1), nested: nested(schema, maxDepth - 1) };
   } catch (error) {
     // A ref chain too long for the stack is refused, not crashed on.
     if (error instanceof RangeError) throw new SchemaCostRefused("the schema's $ref expansion is too deep to cost");
@@ -304,6 +340,46 @@ function short(text: string): string {
   // eslint-disable-next-line no-control-regex -- a schema's ref may carry control characters; the message must not
   const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '?');
   return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
+}
+
+/**
+ * The subschemas that can reach themselves (through refs, applicators or children), by Tarjan's
+ * strongly connected components: only these can recur as deep as the data goes.
+ */
+function cyclicNodes(root: unknown, edges: (node: Readonly<Record<string, unknown>>) => unknown[]): Set<unknown> {
+  const index = new Map<unknown, number>();
+  const low = new Map<unknown, number>();
+  const onStack = new Set<unknown>();
+  const stack: unknown[] = [];
+  const cyclic = new Set<unknown>();
+  const visit = (node: Readonly<Record<string, unknown>>): void => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    let selfLoop = false;
+    for (const next of edges(node)) {
+      if (!isObject(next)) continue;
+      if (next === node) selfLoop = true;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: unknown[] = [];
+    let member: unknown;
+    do {
+      member = stack.pop();
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || selfLoop) for (const m of component) cyclic.add(m);
+  };
+  if (isObject(root)) visit(root);
+  return cyclic;
 }
 
 // Recorded among the anchors when some node has an id: no anchor name can contain '#'.

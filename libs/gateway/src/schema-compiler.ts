@@ -40,6 +40,9 @@ const OPTIONS = {
   allErrors: false,
   allowMatchingProperties: true,
   code: { regExp: linearRegExp },
+  // ajv logs the whole generated function when its compile fails (megabytes for a huge `anyOf`);
+  // the failure itself is thrown and reported. Warnings still go to the console.
+  logger: { log: console.log, warn: console.warn, error: () => undefined },
 } as const;
 const DETAILED = { ...OPTIONS, allErrors: true } as const;
 
@@ -125,7 +128,7 @@ function valuesWithin(data: JsonValue, limit: number): number {
  * for the problem list. A throw from inside ajv (a stack overflow on a huge `anyOf`) is a failed
  * validation with an error saying so, never an exception: the gates fail closed on it.
  */
-function twoPass(first: ValidateFunction<JsonValue>, detailed: () => ValidateFunction<JsonValue>, cost: { outermost: number; nested: number }): SchemaValidator {
+function twoPass(first: ValidateFunction<JsonValue>, detailed: ValidateFunction<JsonValue>, cost: { outermost: number; nested: number }): SchemaValidator {
   const validate = ((data: JsonValue): boolean => {
     try {
       if (first(data)) {
@@ -137,11 +140,12 @@ function twoPass(first: ValidateFunction<JsonValue>, detailed: () => ValidateFun
       validate.errors = [unvalidatable(error)];
       return false;
     }
-    const budget = cost.nested > 0 ? Math.floor((MAX_DETAILED_CHECKS - cost.outermost) / cost.nested) : Infinity;
-    if (budget >= 1 && (budget === Infinity || valuesWithin(data, budget) <= budget)) {
+    // The checks the detailed pass may take on this call: `outermost + nested × (values − 1)`.
+    const spare = MAX_DETAILED_CHECKS - cost.outermost;
+    const values = cost.nested > 0 ? Math.floor(spare / cost.nested) + 1 : Infinity;
+    if (spare >= 0 && (values === Infinity || valuesWithin(data, values) <= values)) {
       try {
-        const all = detailed();
-        if (!all(data)) validate.errors = (all.errors ?? validate.errors).slice(0, MAX_SCHEMA_ERRORS);
+        if (!detailed(data)) validate.errors = (detailed.errors ?? validate.errors).slice(0, MAX_SCHEMA_ERRORS);
       } catch {
         // The first pass already decided (invalid) and named a problem; the detail is a courtesy.
       }
@@ -156,7 +160,7 @@ function twoPass(first: ValidateFunction<JsonValue>, detailed: () => ValidateFun
 // identity (the common case: a manifest registered once) and, for sources that rebuild their
 // definitions, by their text in a bounded map.
 const byObject = new WeakMap<JsonSchema, SchemaValidator>();
-type Entry = { readonly validator: SchemaValidator; readonly compiled: JsonSchema; detailedCopy?: JsonSchema };
+type Entry = { readonly validator: SchemaValidator; readonly compiled: JsonSchema; readonly detailedCopy: JsonSchema };
 const byText = new Map<string, Entry>();
 const MAX_TEXT_ENTRIES = 1000;
 
@@ -177,21 +181,19 @@ export function compileSchema(schema: JsonSchema): SchemaValidator {
     const compiled = JSON.parse(text) as JsonSchema;
     refuseQuadraticKeywords(compiled);
     const cost = schemaCost(compiled);
+    // Both passes compile now, at registration: compiling a large schema takes long enough that it
+    // must not happen inside a call. The detailed pass has its own copy: one ajv instance cannot
+    // hold the same schema object twice.
     const first = compileBounded(compiled, false);
-    // The detailed pass compiles on first use (most schemas never see a failing call), from its
-    // own copy: one ajv instance cannot hold the same schema object twice.
-    let detailed: ValidateFunction<JsonValue> | undefined;
-    const made: Entry = {
-      compiled,
-      validator: twoPass(first, () => {
-        if (!detailed) {
-          made.detailedCopy = JSON.parse(text) as JsonSchema;
-          detailed = compileBounded(made.detailedCopy, true);
-        }
-        return detailed;
-      }, cost),
-    };
-    entry = made;
+    const detailedCopy = JSON.parse(text) as JsonSchema;
+    let detailed: ValidateFunction<JsonValue>;
+    try {
+      detailed = compileBounded(detailedCopy, true);
+    } catch (error) {
+      ajvFor(compiled, false).removeSchema(compiled);
+      throw error;
+    }
+    entry = { compiled, detailedCopy, validator: twoPass(first, detailed, cost) };
     if (byText.size >= MAX_TEXT_ENTRIES) evictOldest();
     byText.set(text, entry);
   }
@@ -214,5 +216,5 @@ function evictOldest(): void {
   const [text, entry] = byText.entries().next().value as [string, Entry];
   byText.delete(text);
   ajvFor(entry.compiled, false).removeSchema(entry.compiled);
-  if (entry.detailedCopy) ajvFor(entry.detailedCopy, true).removeSchema(entry.detailedCopy);
+  ajvFor(entry.detailedCopy, true).removeSchema(entry.detailedCopy);
 }
