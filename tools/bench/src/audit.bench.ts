@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileAuditSink, verifyAuditDirectory } from '@toolgate/adapter-audit-file';
 import type { AuditEvent } from '@toolgate/contracts';
+import { target, type BenchLine } from './targets.js';
 
 /**
  * Audit trail benchmark, in one process, against baselines measured in the same run on the same
@@ -14,21 +15,23 @@ import type { AuditEvent } from '@toolgate/contracts';
  *  - verify throughput (MB/s) against node's SHA-256 over the same bytes, both as one stream per
  *    segment and frame by frame as the format requires (target: at least 0.7).
  */
-export async function bench(): Promise<string[]> {
+export async function bench(): Promise<BenchLine[]> {
   const root = await mkdtemp(join(tmpdir(), 'toolgate-audit-bench-'));
   try {
-    const lines: string[] = [];
+    const lines: BenchLine[] = [];
     const { raw, single, many } = await appendRates(root);
     lines.push(`audit: raw write+fdatasync         ${fmt(raw)} ops/s (baseline, same directory)`);
     lines.push(`audit: durable appends, 1 writer    ${fmt(single.rate)} appends/s (${(single.rate / raw).toFixed(2)}x raw fdatasync)`);
     lines.push(
-      `audit: durable appends, 64 writers  ${fmt(many.rate)} appends/s (${(many.rate / single.rate).toFixed(1)}x 1 writer, target >= 10x; ` +
+      `audit: durable appends, 64 writers  ${fmt(many.rate)} appends/s (${(many.rate / single.rate).toFixed(1)}x 1 writer; ` +
         `${(many.rate / raw).toFixed(1)}x raw fdatasync; ${fmt(many.appends / Math.max(1, many.batches))} appends per fdatasync)`,
     );
+    lines.push(target('durable appends, 64 writers vs 1 writer', many.rate / single.rate, '>=', 10, 'x', 1));
 
     const verify = await verifyThroughput(join(root, 'verify'));
     lines.push(`audit: verify                       ${fmt(verify.verifyMBps)} MB/s over ${verify.records} records, ${fmt(verify.bytes / 1e6)} MB in ${verify.segments} segments`);
-    lines.push(`audit: raw SHA-256 per frame        ${fmt(verify.perFrameMBps)} MB/s (same frames) -> verify ratio ${(verify.verifyMBps / verify.perFrameMBps).toFixed(2)} (target >= 0.7)`);
+    lines.push(`audit: raw SHA-256 per frame        ${fmt(verify.perFrameMBps)} MB/s (same frames) -> verify ratio ${(verify.verifyMBps / verify.perFrameMBps).toFixed(2)}`);
+    lines.push(target('verify vs raw SHA-256 per frame', verify.verifyMBps / verify.perFrameMBps, '>=', 0.7));
     lines.push(`audit: raw SHA-256 streamed         ${fmt(verify.streamMBps)} MB/s (whole segments) -> verify ratio ${(verify.verifyMBps / verify.streamMBps).toFixed(2)}`);
     return lines;
   } finally {

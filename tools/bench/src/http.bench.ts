@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { target, type BenchLine } from './targets.js';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 const BODY = JSON.stringify({ tool: 'calculator', version: '1.0.0', args: { expression: '2+3*4' } });
@@ -66,7 +67,7 @@ async function load(origin: string, path: string, headers: Record<string, string
  * SQLite state and the durable file audit) against a bare `node:http` server answering the same
  * JSON, both as separate processes on this machine, loaded by the same client.
  */
-export async function bench(): Promise<string[]> {
+export async function bench(): Promise<BenchLine[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'toolgate-bench-http-'));
   const [gatewayPort, barePort] = [await freePort(), await freePort()];
   const answer = JSON.stringify({ result: { data: { ok: true, callId: '00000000-0000-0000-0000-000000000000', output: { result: 14 } } } });
@@ -94,7 +95,8 @@ export async function bench(): Promise<string[]> {
       `load: ${CONNECTIONS} keep-alive connections for ${SECONDS} s each, client in this process`,
       `bare node:http, same JSON answer:      ${bareResult.rps.toFixed(0)} req/s (${bareResult.errors} errors)`,
       `toolgate tools.invoke over tRPC:       ${gatewayResult.rps.toFixed(0)} req/s (${gatewayResult.errors} errors)`,
-      `ratio toolgate / bare: ${ratio.toFixed(2)} (target >= 0.5); each call is audited twice with fdatasync (group commit)`,
+      `ratio toolgate / bare: ${ratio.toFixed(2)}; each call is audited twice with fdatasync (group commit)`,
+      target('toolgate / bare node:http throughput', ratio, '>=', 0.5),
     ];
   } finally {
     bare.kill('SIGKILL');

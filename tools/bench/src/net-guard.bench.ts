@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GuardedHttpClient } from '@toolgate/adapter-net-guard';
 import { Agent, request, type Dispatcher } from 'undici';
+import { target, type BenchLine } from './targets.js';
 
 const WARMUP = 300;
 const REQUESTS = 3_000;
@@ -17,7 +18,7 @@ type Variant = { readonly name: string; readonly run: () => Promise<void> };
  * the capped body reader and the deadline timer. Variants run interleaved request by request so
  * machine noise hits all of them alike. Target: guarded ≤ 1.2× plain (mean and p50).
  */
-export async function bench(): Promise<string[]> {
+export async function bench(): Promise<BenchLine[]> {
   const server = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(BODY.length) }).end(BODY);
   });
@@ -91,7 +92,7 @@ export async function bench(): Promise<string[]> {
 
     const stats = variants.map((v) => ({ name: v.name, ...summarise(samples.get(v.name)!) }));
     const base = stats[0]!;
-    const lines = [`net-guard: ${REQUESTS} sequential GETs of ${BODY.length} B per variant to 127.0.0.1 (keep-alive, interleaved), after ${WARMUP} warm-up`];
+    const lines: BenchLine[] = [`net-guard: ${REQUESTS} sequential GETs of ${BODY.length} B per variant to 127.0.0.1 (keep-alive, interleaved), after ${WARMUP} warm-up`];
     for (const s of stats) {
       lines.push(
         `  ${s.name.padEnd(22)} p50 ${s.p50.toFixed(1).padStart(7)} µs   mean ${s.mean.toFixed(1).padStart(7)} µs   p99 ${s.p99.toFixed(1).padStart(7)} µs` +
@@ -100,7 +101,7 @@ export async function bench(): Promise<string[]> {
     }
     const guardedStats = stats.filter((s) => s.name.startsWith('guarded'));
     const worst = Math.max(...guardedStats.map((s) => Math.max(s.mean / base.mean, s.p50 / base.p50)));
-    lines.push(`  target guarded ≤ ${TARGET_RATIO}× plain request: ${worst <= TARGET_RATIO ? 'met' : 'NOT met'} (worst ratio ${worst.toFixed(2)}×)`);
+    lines.push(target('guarded vs plain request, worst ratio', worst, '<=', TARGET_RATIO, '×'));
     const raw = stats[1]!;
     const guardCost = Math.max(...guardedStats.map((s) => s.p50 / raw.p50));
     lines.push(`  the guard's own cost over the same dispatch path: p50 ${guardCost.toFixed(2)}×`);

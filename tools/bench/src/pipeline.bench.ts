@@ -19,6 +19,7 @@ import { Ajv } from 'ajv';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { target, type BenchLine } from './targets.js';
 
 const WARMUP = 3_000;
 const BATCH = 500;
@@ -80,7 +81,7 @@ class BenchDirectory implements PrincipalDirectory {
  * overhead at p50 (the median over rounds of each round's p50 difference, which a load spike in
  * one round cannot move; target < 25 µs) and the ratio.
  */
-export async function bench(): Promise<string[]> {
+export async function bench(): Promise<BenchLine[]> {
   const workspaceRoot = mkdtempSync(join(tmpdir(), 'toolgate-bench-'));
   try {
     const directory = new BenchDirectory();
@@ -135,7 +136,8 @@ export async function bench(): Promise<string[]> {
       `pipeline: gateway.invoke(calculator) vs direct handler after ajv validation, ${gatewayTimes.length} calls each in ${roundOverheads.length} rounds`,
       `  direct   p50 ${us(directP50)}  p90 ${us(percentile(directTimes, 0.9))}`,
       `  gateway  p50 ${us(gatewayP50)}  p90 ${us(percentile(gatewayTimes, 0.9))}`,
-      `  overhead at p50 ${us(overhead)} (median of per-round p50 differences; target < ${TARGET_OVERHEAD_US} µs: ${overhead * 1000 < TARGET_OVERHEAD_US ? 'met' : 'MISSED'})`,
+      `  overhead at p50 ${us(overhead)} (median of per-round p50 differences)`,
+      target('gateway overhead at p50', overhead * 1000, '<', TARGET_OVERHEAD_US, ' µs', 1),
       `  ratio gateway/direct at p50 ${(gatewayP50 / directP50).toFixed(1)}x`,
     ];
   } finally {
