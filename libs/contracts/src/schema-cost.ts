@@ -155,7 +155,14 @@ export function enumMatcher(entries: readonly unknown[]): (data: unknown) => boo
  * keyword (one name of a `required` list, one entry of `properties`) applied to one value; on the
  * shared test box the slowest accepted shapes measured at this bound validate in well under 50 ms.
  */
-export const MAX_SCHEMA_CHECKS = 1_000_000;
+export const MAX_SCHEMA_CHECKS = 3_000_000;
+/**
+ * Most checks the refs and applicators of a schema may apply to one value (`allOf`, `anyOf`,
+ * `oneOf`, `not`, `if`/`then`/`else`, refs, expanded). Failing branches' errors are kept until the
+ * value is decided, so a deep expansion is costlier per check than the same checks spread over
+ * many values: a doubling `anyOf` chain took about 45 ms at 786,000 checks on one value.
+ */
+export const MAX_CHECKS_ON_ONE_VALUE = 20_000;
 /** Most branches of one `anyOf`, `oneOf` or `allOf`: ajv's compiler ran out of stack at 3,000, its validator at 2,000. */
 export const MAX_SCHEMA_BRANCHES = 500;
 /**
@@ -175,6 +182,12 @@ const IN_PLACE_ONE: readonly string[] = ['not', 'if', 'then', 'else'];
 const ITEM_ONE: readonly string[] = ['items', 'additionalItems', 'contains', 'unevaluatedItems'];
 const KEY_ONE: readonly string[] = ['additionalProperties', 'unevaluatedProperties', 'propertyNames'];
 const REF_KEYWORDS: readonly string[] = ['$ref', '$dynamicRef', '$recursiveRef'];
+
+// Keywords that check nothing (annotations, identifiers, containers of definitions).
+const ANNOTATIONS: ReadonlySet<string> = new Set([
+  'title', 'description', '$comment', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly',
+  '$schema', '$id', '$anchor', '$dynamicAnchor', '$defs', 'definitions', 'contentMediaType', 'contentEncoding',
+]);
 
 type Costs = Map<number, { outermost?: number | 'busy'; nested?: number }>;
 
@@ -246,7 +259,7 @@ export function schemaCost(schema: unknown, maxDepth = MAX_COSTED_DEPTH): Schema
   };
   // Checks on the value itself: one per keyword, one per listed name.
   const local = (node: Readonly<Record<string, unknown>>): number => {
-    let checks = Math.max(1, Object.keys(node).length);
+    let checks = Math.max(1, Object.keys(node).filter((keyword) => !ANNOTATIONS.has(keyword)).length);
     // A branch that fails builds an error object even when validation stops at the first error.
     for (const keyword of ['anyOf', 'oneOf']) if (Array.isArray(node[keyword])) checks += BRANCH_ERROR_CHECKS * (node[keyword] as unknown[]).length;
     for (const keyword of ['not', 'if']) if (keyword in node) checks += BRANCH_ERROR_CHECKS;
@@ -278,8 +291,27 @@ export function schemaCost(schema: unknown, maxDepth = MAX_COSTED_DEPTH): Schema
   // property (one value per object), unless that property's schema recurs (then it is charged per
   // value, in `nested`: a recursive schema with two named recursive properties would double per
   // level otherwise). `nested`: the most checks any one value below can cost beyond that.
+  // Checks applied in place to one value: errors built there are kept until the value is decided.
+  const sameValue = new Map<object, number | 'busy'>();
+  const onOneValue = (node: unknown): number => {
+    if (!isObject(node)) return 1;
+    const known = sameValue.get(node);
+    if (known === 'busy') throw new SchemaCostRefused("the schema's $ref expansion refers back to itself without descending into the arguments: validation would never end");
+    if (known !== undefined) return known;
+    sameValue.set(node, 'busy');
+    let total = local(node);
+    for (const sub of inPlace(node)) total += onOneValue(sub);
+    if (total > MAX_CHECKS_ON_ONE_VALUE) {
+      throw new SchemaCostRefused(
+        `the schema's $ref expansion applies up to ${formatChecks(total)} checks to one value (through allOf/anyOf/oneOf/not/if and refs); at most ${formatChecks(MAX_CHECKS_ON_ONE_VALUE)} are allowed`,
+      );
+    }
+    sameValue.set(node, total);
+    return total;
+  };
   const outermost = (node: unknown, depth: number): number => {
     if (!isObject(node)) return 1;
+    onOneValue(node);
     const costs = costsAt(node, depth);
     if (costs.outermost === 'busy') throw new SchemaCostRefused("the schema's $ref expansion refers back to itself without descending into the arguments: validation would never end");
     if (costs.outermost !== undefined) return costs.outermost;

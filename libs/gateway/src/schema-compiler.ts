@@ -193,12 +193,24 @@ export function compileSchema(schema: JsonSchema): SchemaValidator {
       ajvFor(compiled, false).removeSchema(compiled);
       throw error;
     }
+    // V8 compiles a generated function on its first call: for a schema of hundreds of branches
+    // that took about 100 ms, so it is paid here rather than by the first caller.
+    warm(first);
+    warm(detailed);
     entry = { compiled, detailedCopy, validator: twoPass(first, detailed, cost) };
     if (byText.size >= MAX_TEXT_ENTRIES) evictOldest();
     byText.set(text, entry);
   }
   byObject.set(schema, entry.validator);
   return entry.validator;
+}
+
+function warm(validate: ValidateFunction<JsonValue>): void {
+  try {
+    validate(null);
+  } catch {
+    // A validator that throws is reported by the call that meets it (`twoPass`).
+  }
 }
 
 /** ajv's compile, with its stack overflow (a schema of thousands of branches) turned into a named refusal. */
