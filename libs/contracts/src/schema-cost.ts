@@ -155,7 +155,7 @@ export function enumMatcher(entries: readonly unknown[]): (data: unknown) => boo
  * keyword (one name of a `required` list, one entry of `properties`) applied to one value; on the
  * shared test box the slowest accepted shapes measured at this bound validate in well under 50 ms.
  */
-export const MAX_SCHEMA_CHECKS = 3_000_000;
+export const MAX_SCHEMA_CHECKS = 2_500_000;
 /**
  * Most checks the refs and applicators of a schema may apply to one value (`allOf`, `anyOf`,
  * `oneOf`, `not`, `if`/`then`/`else`, refs, expanded). Failing branches' errors are kept until the

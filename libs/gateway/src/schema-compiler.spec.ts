@@ -1,7 +1,18 @@
-import { MAX_DEEP_UNIQUE_ITEMS, SchemaCostRefused, type JsonObject, type JsonSchema, type JsonValue } from '@toolgate/contracts';
+import {
+  expandedChecks,
+  MAX_CHECKS_ON_ONE_VALUE,
+  MAX_DEEP_UNIQUE_ITEMS,
+  MAX_SCHEMA_BRANCHES,
+  MAX_SCHEMA_CHECKS,
+  SchemaCostRefused,
+  type JsonObject,
+  type JsonSchema,
+  type JsonValue,
+} from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
 import { denialOf, harness, testTool } from '../test/harness.js';
-import { compileSchema } from './schema-compiler.js';
+import { describeProblems } from './input-problems.js';
+import { compileSchema, MAX_SCHEMA_ERRORS } from './schema-compiler.js';
 import { ToolRegistry } from './tool-registry.js';
 
 describe('compileSchema', () => {
@@ -418,5 +429,196 @@ describe('quadratic validation keywords', () => {
       expect(await h.gateway.invoke(h.who('worker-1'), { tool: 'pick', args: { v: [1, 2], w: 'y' } })).toMatchObject({ ok: true });
       expect(tool.calls).toHaveLength(1);
     });
+  });
+});
+
+/** `n` property names: `n0`, `n1`, … */
+const names = (n: number, prefix = 'n'): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+/** `levels` definitions, each applying the previous one twice through `keyword` (2^levels leaves). */
+function doubling(levels: number, keyword: 'allOf' | 'anyOf' | 'oneOf', defs: '$defs' | 'definitions' = 'definitions'): JsonSchema {
+  const table: JsonObject = { d0: { type: 'string' } };
+  for (let i = 1; i <= levels; i++) table[`d${i}`] = { [keyword]: [{ $ref: `#/${defs}/d${i - 1}` }, { $ref: `#/${defs}/d${i - 1}` }] };
+  return { type: 'object', [defs]: table, properties: { x: { $ref: `#/${defs}/d${levels}` } } };
+}
+
+/** The same doubling through the properties of nested objects (each level an object of two). */
+function doublingProperties(levels: number): JsonSchema {
+  const table: JsonObject = { d0: { type: 'string' } };
+  for (let i = 1; i <= levels; i++) table[`d${i}`] = { type: 'object', properties: { a: { $ref: `#/definitions/d${i - 1}` }, b: { $ref: `#/definitions/d${i - 1}` } } };
+  return { type: 'object', definitions: table, properties: { x: { $ref: `#/definitions/d${levels}` } } };
+}
+
+describe('exponential and error-flooding schemas', () => {
+  const required = (n: number): JsonObject => ({ type: 'object', required: names(n) });
+  // Every spelling: doubling through each applicator and through properties, long required lists
+  // under each keyword that applies them to many values, an in-place loop, and huge branch lists.
+  const REFUSED: readonly (readonly [string, JsonSchema, RegExp])[] = [
+    ['allOf of two refs, 22 levels (issue 9)', doubling(22, 'allOf'), /the schema's \$ref expansion/],
+    ['anyOf of two refs, 22 levels', doubling(22, 'anyOf'), /the schema's \$ref expansion/],
+    ['oneOf of two refs, 22 levels', doubling(22, 'oneOf'), /the schema's \$ref expansion/],
+    ['allOf in $defs, 2020-12', { ...doubling(22, 'allOf', '$defs'), $schema: 'https://json-schema.org/draft/2020-12/schema' }, /the schema's \$ref expansion/],
+    ['allOf of two refs, 14 levels (over the bound on one value)', doubling(14, 'allOf'), /applies up to [\d,]+ checks to one value/],
+    ['if/then/else of one ref each', (() => {
+      const table: JsonObject = { d0: { type: 'string' } };
+      for (let i = 1; i <= 14; i++) table[`d${i}`] = { if: { $ref: `#/definitions/d${i - 1}` }, then: { $ref: `#/definitions/d${i - 1}` }, else: { $ref: `#/definitions/d${i - 1}` } };
+      return { type: 'object', definitions: table, properties: { x: { $ref: '#/definitions/d14' } } };
+    })(), /the schema's \$ref expansion/],
+    ['refs through nested properties, 24 levels', doublingProperties(24), /the schema's \$ref expansion/],
+    ['$dynamicRef to a doubling anchor', (() => {
+      const table: JsonObject = { d0: { type: 'string' } };
+      for (let i = 1; i <= 22; i++) table[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i - 1}` }, { $ref: `#/$defs/d${i - 1}` }] };
+      table['top'] = { $dynamicAnchor: 'top', $ref: '#/$defs/d22' };
+      return { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', $defs: table, properties: { x: { $dynamicRef: '#top' } } };
+    })(), /the schema's \$ref expansion/],
+    ['5,000 required names under items (issue 9)', { type: 'object', properties: { v: { type: 'array', items: required(5_000) } } }, /costs up to [\d,]+ checks per validation/],
+    ['5,000 required names under additionalProperties', { type: 'object', additionalProperties: required(5_000) }, /costs up to [\d,]+ checks per validation/],
+    ['5,000 required names under patternProperties', { type: 'object', patternProperties: { '^k': required(5_000) } }, /costs up to [\d,]+ checks per validation/],
+    ['5,000 required names under contains', { type: 'object', properties: { v: { type: 'array', contains: required(5_000) } } }, /costs up to [\d,]+ checks per validation/],
+    ['5,000 required names behind a ref under items', { type: 'object', definitions: { r: required(5_000) }, properties: { v: { type: 'array', items: { $ref: '#/definitions/r' } } } }, /costs up to/],
+    ['a dependentRequired flood under items', { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { v: { type: 'array', items: { type: 'object', dependentRequired: { a: names(5_000) } } } } }, /costs up to/],
+    ['an allOf that refers to itself', { type: 'object', allOf: [{ $ref: '#' }] }, /refers back to itself without descending into the arguments/],
+    ['two definitions that refer to each other in place', { type: 'object', definitions: { a: { anyOf: [{ $ref: '#/definitions/b' }] }, b: { not: { $ref: '#/definitions/a' } } }, properties: { x: { $ref: '#/definitions/a' } } }, /refers back to itself/],
+    ['an anyOf of 2,000 branches (issue 9)', { type: 'object', properties: { x: { anyOf: names(2_000).map((n) => ({ const: n })) } } }, /anyOf has 2000 branches; at most 500/],
+    ['a oneOf of 3,000 branches', { type: 'object', properties: { x: { oneOf: names(3_000).map((n) => ({ const: n })) } } }, /oneOf has 3000 branches/],
+    ['an allOf of 501 branches', { type: 'object', allOf: names(MAX_SCHEMA_BRANCHES + 1).map(() => ({})) }, /allOf has 501 branches/],
+  ];
+
+  it.each(REFUSED)('refuses %s at compile time, naming the reason', (_, schema, reason) => {
+    const started = performance.now();
+    const attempt = () => compileSchema(schema);
+    expect(attempt).toThrow(SchemaCostRefused);
+    expect(attempt).toThrow(reason);
+    // The costing follows refs with memoisation: refusing is quick however large the expansion.
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  // Accepted shapes close to a bound, each with the slowest 64 KiB argument built for it.
+  const empties = (): JsonValue[] => filling(() => ({}));
+  const ints = (): JsonValue[] => filling(() => 1);
+  const ACCEPTED: readonly (readonly [string, JsonSchema, () => JsonValue, boolean])[] = [
+    ['allOf doubling, 11 levels, valid', doubling(11, 'allOf'), () => ({ x: '' }), true],
+    ['allOf doubling, 11 levels, invalid', doubling(11, 'allOf'), () => ({ x: 1 }), false],
+    ['anyOf doubling, 9 levels, every branch failing', doubling(9, 'anyOf'), () => ({ x: 1 }), false],
+    ['oneOf doubling, 9 levels, every branch failing', doubling(9, 'oneOf'), () => ({ x: 1 }), false],
+    ['70 required names under items, 21,000 empty items', { type: 'object', properties: { v: { type: 'array', items: required(70) } } }, () => ({ v: empties() }), false],
+    ['70 required names under items, items that have them', { type: 'object', properties: { v: { type: 'array', items: required(70) } } }, () => ({ v: filling(() => Object.fromEntries(names(70).map((n) => [n, 0]))) }), true],
+    ['3 required names under additionalProperties, 5,000 empty values', { type: 'object', additionalProperties: required(3) }, () => Object.fromEntries(filling(() => ({}), 5_000).map((v, i) => [`k${i}`, v])), false],
+    ['oneOf of 5 failing branches and one passing, on every item', { type: 'object', properties: { v: { type: 'array', items: { oneOf: [...names(5).map(() => ({ type: 'string' })), {}] } } } }, () => ({ v: ints() }), true],
+    [
+      'items that match the second of two object variants',
+      { type: 'object', properties: { v: { type: 'array', items: { oneOf: ['p', 'q'].map((n) => ({ type: 'object', properties: Object.fromEntries(names(10, n).map((m) => [m, { type: 'string' }])), required: [`${n}0`] })) } } } },
+      () => ({ v: filling(() => ({ q0: '' })) }),
+      true,
+    ],
+    [
+      'a recursive tree, 31 levels deep and wide',
+      { type: 'object', $defs: { n: { type: 'object', properties: { name: { type: 'string', minLength: 1 }, kids: { type: 'array', items: { $ref: '#/$defs/n' } } }, required: ['name'] } }, properties: { root: { $ref: '#/$defs/n' } } },
+      () => {
+        let node: JsonObject = { name: 'z', kids: filling(() => ({ name: 'a' }), 2_000) };
+        for (let d = 0; d < 14; d++) node = { name: 'x', kids: [node] };
+        return { root: node };
+      },
+      true,
+    ],
+  ];
+
+  it.each(ACCEPTED)('accepts %s and validates it within 50 ms', (_, schema, data, valid) => {
+    expect(expandedChecks(schema)).toBeLessThanOrEqual(MAX_SCHEMA_CHECKS);
+    const validate = compileSchema(schema);
+    const args = data();
+    expect(JSON.stringify(args).length).toBeLessThanOrEqual(64 * 1024);
+    const { value, ms } = timed(() => validate(args));
+    expect(value).toBe(valid);
+    expect(ms).toBeLessThan(50);
+    if (!valid) expect(validate.errors?.length).toBeGreaterThan(0);
+    if (!valid) expect(validate.errors!.length).toBeLessThanOrEqual(MAX_SCHEMA_ERRORS);
+  });
+
+  it('costs a doubling chain at 2ⁿ without expanding it, so the bound is where the issue measured', () => {
+    const one = expandedChecks(doubling(10, 'allOf'));
+    expect(expandedChecks(doubling(11, 'allOf'))).toBeGreaterThan(1.9 * one);
+    expect(() => compileSchema(doubling(11, 'allOf'))).not.toThrow();
+    expect(MAX_CHECKS_ON_ONE_VALUE).toBeLessThan(2 ** 22);
+  });
+
+  it('reports the first problem of a flooding argument, and every problem of a small one', () => {
+    const validate = compileSchema({ type: 'object', properties: { v: { type: 'array', items: required(3) } } });
+    const flood = { v: filling(() => ({})) };
+    expect(flood.v.length).toBeGreaterThan(20_000);
+    const { value, ms } = timed(() => validate(flood));
+    expect(value).toBe(false);
+    expect(ms).toBeLessThan(50);
+    expect(validate.errors).toHaveLength(1);
+    expect(describeProblems(validate.errors)).toEqual(["missing required argument 'n0' in 'v/0'"]);
+    expect(validate({ v: [{ n0: 1 }, {}] })).toBe(false);
+    expect(describeProblems(validate.errors)).toEqual([
+      "missing required argument 'n1' in 'v/0'",
+      "missing required argument 'n2' in 'v/0'",
+      "missing required argument 'n0' in 'v/1'",
+      "missing required argument 'n1' in 'v/1'",
+      "missing required argument 'n2' in 'v/1'",
+    ]);
+  });
+
+  it('turns a validator that runs out of stack into a failed validation naming why, never a throw', () => {
+    const validate = compileSchema({ type: 'object', $defs: { l: { type: 'array', items: { $ref: '#/$defs/l' } } }, properties: { l: { $ref: '#/$defs/l' } } });
+    let deep: JsonValue = [];
+    for (let d = 0; d < 100_000; d++) deep = [deep];
+    expect(validate({ l: deep })).toBe(false);
+    expect(describeProblems(validate.errors)).toEqual(["'arguments' could not be checked against the tool's schema (its validator ran out of stack); the call is refused"]);
+    expect(validate({ l: [[]] })).toBe(true);
+  });
+
+  it('answers invoke and explain over a flooding argument with the first problem, quickly', async () => {
+    const tool = testTool({ name: 'rows', input: { type: 'object', properties: { v: { type: 'array', items: required(3) } }, additionalProperties: false } });
+    const h = harness({ tools: [tool] });
+    const args = { v: filling(() => ({})) } as JsonObject;
+    await h.gateway.explain(h.who('worker-1'), { tool: 'rows', args: { v: [{}] } });
+    let started = performance.now();
+    const invoked = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'rows', args }));
+    expect(performance.now() - started).toBeLessThan(500);
+    started = performance.now();
+    const explained = await h.gateway.explain(h.who('worker-1'), { tool: 'rows', args });
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(invoked).toMatchObject({ gate: 'input', code: 'INVALID_INPUT', message: "Invalid arguments for 'rows': missing required argument 'n0' in 'v/0'." });
+    expect(explained).toMatchObject({ wouldRun: false, denial: { gate: 'input', code: 'INVALID_INPUT', message: invoked.message } });
+    expect(await h.gateway.invoke(h.who('worker-1'), { tool: 'rows', args: { v: [{ n0: 1, n1: 2, n2: 3 }] } })).toMatchObject({ ok: true });
+    expect(tool.calls).toHaveLength(1);
+  });
+
+  it('lists at most 20 values of a large enum in the message', async () => {
+    const tool = testTool({ name: 'pick10k', input: { type: 'object', properties: { w: { enum: Array.from({ length: 10_000 }, (_, i) => i) } }, additionalProperties: false } });
+    const h = harness({ tools: [tool] });
+    const started = performance.now();
+    const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'pick10k', args: { w: -1 } }));
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(denial.message).toBe(`Invalid arguments for 'pick10k': 'w' must be one of: ${names(20, '').join(', ')}, … 9980 more.`);
+    expect(denial.hint!.length).toBeLessThan(1_000);
+    const long = testTool({ name: 'pick_long', input: { type: 'object', properties: { w: { enum: ['x'.repeat(5_000), 'y'] } }, additionalProperties: false } });
+    const message = denialOf(await harness({ tools: [long] }).gateway.invoke(h.who('worker-1'), { tool: 'pick_long', args: { w: 'z' } })).message;
+    expect(message.length).toBeLessThan(300);
+  });
+
+  it('leaves a doubling MCP tool out of the registry with the reason, so invoke and explain find no tool', async () => {
+    const tool = testTool({ name: 'srv__take', provenance: 'mcp:srv', risk: 'high', input: { ...doubling(22, 'allOf'), additionalProperties: false } });
+    const source = { name: 'srv', tools: () => [tool] };
+    const h = harness();
+    h.registry.addSource(source);
+    expect(h.registry.list().map((t) => t.manifest.name)).not.toContain('srv__take');
+    const args = { x: '' } as JsonObject;
+    const started = performance.now();
+    expect(denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'srv__take', args }))).toMatchObject({ code: 'TOOL_NOT_FOUND' });
+    expect(await h.gateway.explain(h.who('worker-1'), { tool: 'srv__take', args })).toMatchObject({ wouldRun: false, denial: { code: 'TOOL_NOT_FOUND' } });
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(h.registry.rejected()).toEqual([{ source: 'srv', tool: 'srv__take', reason: expect.stringMatching(/^tool 'srv__take': the input schema does not compile: the schema's \$ref expansion/) }]);
+    expect(tool.calls).toHaveLength(0);
+  });
+
+  it('refuses a first-party tool whose input or output schema floods, at registration', () => {
+    const input = testTool({ name: 'flood', input: { type: 'object', properties: { v: { type: 'array', items: required(5_000) } }, additionalProperties: false } });
+    expect(() => new ToolRegistry([input])).toThrow(/tool 'flood': the input schema does not compile: the schema's \$ref expansion/);
+    const output = testTool({ name: 'doubles', output: doubling(22, 'anyOf') });
+    expect(() => new ToolRegistry([output])).toThrow(/tool 'doubles': the output schema does not compile: the schema's \$ref expansion/);
   });
 });
