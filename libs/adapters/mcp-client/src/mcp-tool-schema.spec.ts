@@ -390,3 +390,39 @@ describe('quadratic validation keywords in MCP schemas', () => {
     expect(big([1, 9_999])).toMatchObject({ valid: true });
   });
 });
+
+describe('exponential and error-flooding MCP schemas', () => {
+  const doubling = (levels: number, keyword: string): Record<string, unknown> => {
+    const defs: Record<string, unknown> = { d0: { type: 'string' } };
+    for (let i = 1; i <= levels; i++) defs[`d${i}`] = { [keyword]: [{ $ref: `#/$defs/d${i - 1}` }, { $ref: `#/$defs/d${i - 1}` }] };
+    return { type: 'object', $defs: defs, properties: { x: { $ref: `#/$defs/d${levels}` } } };
+  };
+  const names = (n: number) => Array.from({ length: n }, (_, i) => `n${i}`);
+
+  it.each([
+    ['allOf doubling refs', doubling(22, 'allOf'), /the schema's \$ref expansion/],
+    ['anyOf doubling refs', doubling(22, 'anyOf'), /the schema's \$ref expansion/],
+    ['a required flood under items', { type: 'object', properties: { v: { type: 'array', items: { type: 'object', required: names(5_000) } } } }, /the schema's \$ref expansion .* costs up to/],
+    ['a required flood under additionalProperties', { type: 'object', properties: { v: { type: 'object', additionalProperties: { type: 'object', required: names(5_000) } } } }, /costs up to/],
+    ['an anyOf of 2,000 branches', { type: 'object', properties: { x: { anyOf: names(2_000).map((n) => ({ const: n })) } } }, /anyOf has 2000 branches/],
+    ['an in-place self reference', { type: 'object', properties: { x: { $ref: '#/$defs/a' } }, $defs: { a: { allOf: [{ $ref: '#/$defs/a' }] } } }, /refers back to itself/],
+  ])('refuses an input schema with %s, saying why', (_name, schema, why) => {
+    const started = performance.now();
+    expect(() => closeInputSchema(schema)).toThrow(SchemaRejected);
+    expect(() => closeInputSchema(schema)).toThrow(why);
+    expect(() => closeInputSchema(schema)).toThrow(/^the input schema is refused: /);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('refuses every output against a doubling output schema, and stops at the first error of a flooding output', () => {
+    const validator = new LinearOutputValidator();
+    expect(validator.getValidator(doubling(22, 'allOf'))({ x: '' })).toMatchObject({ valid: false, errorMessage: expect.stringMatching(/^the tool's output schema is unusable: the schema's \$ref expansion/) });
+    const rows = validator.getValidator({ type: 'object', properties: { v: { type: 'array', items: { type: 'object', required: names(60) } } } });
+    rows({ v: [] });
+    const flood = { v: Array.from({ length: 21_000 }, () => ({})) };
+    const started = performance.now();
+    const result = rows(flood);
+    expect(performance.now() - started).toBeLessThan(50);
+    expect(result).toMatchObject({ valid: false, errorMessage: "data/v/0 must have required property 'n0'" });
+  });
+});

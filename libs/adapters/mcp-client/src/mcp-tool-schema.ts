@@ -98,8 +98,10 @@ function withHashedEnum(ajv: Ajv): Ajv {
  * Formats are not checked, as for input schemas.
  */
 export class LinearOutputValidator implements jsonSchemaValidator {
+  // Stops at the first error: one reason is all the SDK reports, and under `allErrors` a server's
+  // `required` list under `items` builds an error per name per item of its own output.
   private readonly ajv = withHashedEnum(
-    new Ajv({ strict: false, validateSchema: false, validateFormats: false, allErrors: true, logger: false, code: { regExp: linearRegExp } }),
+    new Ajv({ strict: false, validateSchema: false, validateFormats: false, allErrors: false, logger: false, code: { regExp: linearRegExp } }),
   );
 
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
