@@ -27,6 +27,7 @@ export const PATH_CHECK_TIMEOUT_MS = 10_000;
 /** The most a principals or MCP servers file may hold; both are a few kilobytes in practice. */
 export const MAX_OPERATOR_FILE_BYTES = 4 * 1024 * 1024;
 
+/** `TOOLGATE_X=<value as set>`, or `TOOLGATE_X (unset, so <default>)`: how every message names a setting. */
 export function describeSetting(setting: PathSetting): string {
   return setting.asSet === undefined ? `${setting.variable} (unset, so ${setting.defaultShown})` : `${setting.variable}=${setting.asSet}`;
 }
@@ -76,8 +77,11 @@ async function makeDirectories(what: string, path: string): Promise<void> {
   }
 }
 
-/** What is at a path, following symbolic links; a link to nothing is said as such. */
-async function kindOf(what: string, path: string): Promise<'directory' | 'missing' | string> {
+/**
+ * What is at a path, following symbolic links: `directory`, `missing` (also below a file, which
+ * the walk up then finds), or a phrase for anything else (`a file`, `a symbolic link to nothing`).
+ */
+async function kindOf(what: string, path: string): Promise<string> {
   try {
     const info = await stat(path);
     if (info.isDirectory()) return 'directory';
