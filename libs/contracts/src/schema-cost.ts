@@ -282,10 +282,16 @@ export function schemaCost(schema: unknown, maxDepth = MAX_COSTED_DEPTH): Schema
     const named = isObject(node['properties']) ? Object.values(node['properties']) : [];
     return { named, anyKey, item };
   };
-  const cyclic = cyclicNodes(schema, (node) => {
-    const { named, anyKey, item } = children(node);
-    return [...inPlace(node), ...named, ...anyKey, ...item];
-  });
+  let cyclic: Set<unknown>;
+  try {
+    cyclic = cyclicNodes(schema, (node) => {
+      const { named, anyKey, item } = children(node);
+      return [...inPlace(node), ...named, ...anyKey, ...item];
+    });
+  } catch (error) {
+    if (error instanceof RangeError) throw new SchemaCostRefused("the schema's $ref expansion is too deep to cost");
+    throw error;
+  }
   // The cost of validating a value v against a node is at most `outermost + nested × (values in v − 1)`.
   // `outermost`: the node's own checks and those applied in place, plus, once, those of each named
   // property (one value per object), unless that property's schema recurs (then it is charged per
