@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, open } from 'node:fs/promises';
-import { isAbsolute, join, normalize, sep } from 'node:path';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
+import { isAbsolute, normalize, sep } from 'node:path';
 import type { JsonObject } from '@toolgate/contracts';
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 /** A workspace file an approval's arguments name, as it is now. */
 export interface NamedFile {
@@ -62,33 +64,63 @@ export class ReadBudget {
 
 /**
  * The current SHA-256 of each path that is a regular file inside `workspace`, confined as the
- * workspace tools confine paths: every component is looked at without following links (a
- * symbolic link anywhere, a directory, a FIFO or a device names no file here), the file is opened
- * with O_NOFOLLOW and must be the very file that was looked at, and it is read in chunks so a large
- * file never holds the event loop. Paths that name no such file are left out; nothing throws.
+ * workspace tools confine paths (ADR 0014): the walk starts from an opened workspace root and
+ * opens every directory relative to the previous one's descriptor with O_NOFOLLOW|O_DIRECTORY,
+ * so a component swapped for a symbolic link mid-walk fails to open instead of leading outside.
+ * The last component is looked at and opened relative to its directory's descriptor without
+ * following links (a symbolic link, a directory, a FIFO or a device names no file here), must be
+ * the very file that was looked at, and is read in chunks through that descriptor so a large file
+ * never holds the event loop. Paths that name no such file are left out; nothing throws.
  */
 export async function digestNamedFiles(workspace: string, paths: readonly string[], budget: ReadBudget): Promise<NamedFile[]> {
   const found: NamedFile[] = [];
-  for (const path of paths) {
-    const file = await digestOne(workspace, path, budget).catch(() => undefined);
-    if (file) found.push(file);
+  let root: FileHandle;
+  try {
+    root = await open(workspace, O_RDONLY | O_DIRECTORY);
+  } catch {
+    return found;
+  }
+  try {
+    for (const path of paths) {
+      const file = await digestOne(root, path, budget).catch(() => undefined);
+      if (file) found.push(file);
+    }
+  } finally {
+    await root.close().catch(() => undefined);
   }
   return found;
 }
 
-async function digestOne(workspace: string, path: string, budget: ReadBudget): Promise<NamedFile | undefined> {
+/** `name` inside the directory `dir` is open on, resolved from the descriptor, never by path. */
+const under = (dir: FileHandle, name: string) => `/proc/self/fd/${dir.fd}/${name}`;
+
+async function digestOne(root: FileHandle, path: string, budget: ReadBudget): Promise<NamedFile | undefined> {
+  // Checked again here so the walk never relies on its callers for `..`, absolute paths or NUL.
+  if (!plainRelativePath(path)) return undefined;
   const parts = normalize(path).split(sep);
-  let at = workspace;
-  for (const [i, part] of parts.entries()) {
-    at = join(at, part);
-    const info = await lstat(at);
-    const last = i === parts.length - 1;
-    if (info.isSymbolicLink() || (last ? !info.isFile() : !info.isDirectory())) return undefined;
+  const name = parts.pop();
+  if (name === undefined) return undefined;
+  const opened: FileHandle[] = [];
+  try {
+    let dir = root;
+    for (const part of parts) {
+      // O_NOFOLLOW|O_DIRECTORY relative to the descriptor: a symlink (swapped in or not) fails here.
+      dir = await open(under(dir, part), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      opened.push(dir);
+    }
+    return await digestFile(dir, path, name, budget);
+  } finally {
+    for (const handle of opened.reverse()) await handle.close().catch(() => undefined);
   }
-  const seen = await lstat(at);
+}
+
+async function digestFile(dir: FileHandle, path: string, name: string, budget: ReadBudget): Promise<NamedFile | undefined> {
+  // Looked at first (without following) so a FIFO or device is never opened at all.
+  const seen = await lstat(under(dir, name));
+  if (!seen.isFile()) return undefined;
   if (seen.size > NAMED_FILE_LIMITS.bytesPerFile) return { path, bytes: seen.size, note: `not hashed: larger than ${NAMED_FILE_LIMITS.bytesPerFile} bytes` };
   if (!budget.take(seen.size)) return { path, bytes: seen.size, note: 'not hashed: this answer already read as much as it may' };
-  const handle = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  const handle = await open(under(dir, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   try {
     const opened = await handle.stat();
     if (!opened.isFile() || opened.ino !== seen.ino || opened.dev !== seen.dev) return undefined;

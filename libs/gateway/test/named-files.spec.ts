@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -98,6 +98,92 @@ describe('symlink and path escapes through named files', () => {
     ['a FIFO (which must not hang the listing)', (ws: string) => execFileSync('mkfifo', [join(ws, 'fifo')]), 'fifo'],
     ['a NUL byte', () => undefined, 'notes.txt\u0000'],
   ] as const)('shows no digest for %s', async (_name, plant, path) => {
+    const { workspace, request, listed } = setup();
+    writeFileSync(join(workspace, 'notes.txt'), 'ok');
+    plant(workspace);
+    const approval = await request('git', { args: ['add', path, 'notes.txt'] });
+    expect(approval.namedFiles).toEqual([{ path: 'notes.txt', sha256: sha('ok'), bytes: 2 }]);
+    expect(JSON.stringify(await listed(approval.id))).not.toContain(sha('host secret'));
+  });
+});
+
+/**
+ * A child that swaps directory `d` with the symlink `dalt` (pointing outside) in a loop until
+ * killed: atomically with renameat2(RENAME_EXCHANGE) where python3 is present, else through a
+ * temporary name with node (not atomic, but it races the same lookups). Prints its swap count.
+ */
+const PYTHON_SWAPPER = `
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = (os.fsencode(p) for p in sys.argv[1:3])
+n = 0
+def done(*_):
+    print(n); sys.stdout.flush(); os._exit(0)
+signal.signal(signal.SIGTERM, done)
+while True:
+    if libc.renameat2(-100, a, -100, b, 2) != 0: sys.exit('renameat2 failed: %d' % ctypes.get_errno())
+    n += 1
+`;
+const NODE_SWAPPER = `
+const { renameSync } = require('node:fs');
+const [a, b] = process.argv.slice(1);
+let n = 0;
+process.on('SIGTERM', () => { process.stdout.write(String(n) + '\\n'); process.exit(0); });
+const step = () => { for (let i = 0; i < 200; i++) { renameSync(a, a + '.t'); renameSync(b, a); renameSync(a + '.t', b); n++; } setImmediate(step); };
+step();
+`;
+const hasRenameat2 = spawnSync('python3', ['-c', 'import ctypes; ctypes.CDLL(None).renameat2'], { stdio: 'ignore' }).status === 0;
+
+describe('symlink swap races', () => {
+  const outside = mkdtempSync(join(tmpdir(), 'toolgate-outside-'));
+  writeFileSync(join(outside, 'secret.txt'), 'host secret');
+  const swappers = [
+    ...(hasRenameat2 ? [['renameat2(RENAME_EXCHANGE) from python3', 'python3', ['-c', PYTHON_SWAPPER]] as const] : []),
+    ['rename through a temporary name from node', process.execPath, ['-e', NODE_SWAPPER]] as const,
+  ];
+
+  it.each(swappers)('never shows the outside file while a child swaps a middle directory with a symlink (%s)', async (_name, command, argv) => {
+    const { h, workspace, request } = setup();
+    mkdirSync(join(workspace, 'd'));
+    writeFileSync(join(workspace, 'd', 'secret.txt'), 'inside');
+    symlinkSync(outside, join(workspace, 'dalt'));
+    const approval = await request('bash', { command: 'd/secret.txt' });
+    expect(approval.namedFiles).toEqual([{ path: 'd/secret.txt', sha256: sha('inside'), bytes: 6 }]);
+    const swapper = spawn(command, [...argv, join(workspace, 'd'), join(workspace, 'dalt')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    swapper.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<void>((resolve) => swapper.on('exit', () => resolve()));
+    const shown = new Map<string, number>();
+    let listings = 0;
+    try {
+      const until = Date.now() + 2500;
+      while (Date.now() < until) {
+        const views = await h.gateway.listApprovals(h.who('approver-1'), { status: 'pending' });
+        listings++;
+        const digest = views.find((v) => v.id === approval.id)?.namedFiles?.[0]?.sha256 ?? 'none';
+        shown.set(digest, (shown.get(digest) ?? 0) + 1);
+      }
+    } finally {
+      swapper.kill('SIGTERM');
+      await exited;
+    }
+    expect(Number(out.trim())).toBeGreaterThan(100);
+    expect(listings).toBeGreaterThan(50);
+    expect(shown.get(sha('host secret'))).toBeUndefined();
+    // The inside file is still shown whenever the walk met the real directory.
+    expect(shown.get(sha('inside'))).toBeGreaterThan(0);
+    expect([...shown.keys()].every((d) => d === sha('inside') || d === 'none')).toBe(true);
+  }, 15_000);
+
+  it.each([
+    ['a symlink as the middle component', (ws: string) => symlinkSync(outside, join(ws, 'scripts', 'mid')), 'scripts/mid/secret.txt'],
+    ['a symlink as the first of several components', (ws: string) => (mkdirSync(join(outside, 'sub'), { recursive: true }), writeFileSync(join(outside, 'sub', 'secret.txt'), 'host secret'), symlinkSync(outside, join(ws, 'first'))), 'first/sub/secret.txt'],
+    ['a directory swapped for a symlink between request and listing', (ws: string) => (mkdirSync(join(ws, 'later')), writeFileSync(join(ws, 'later', 'secret.txt'), 'x'), renameSync(join(ws, 'later'), join(ws, 'later.old')), symlinkSync(outside, join(ws, 'later'))), 'later/secret.txt'],
+    ['a parent segment after a real directory', () => undefined, 'scripts/../../../secret.txt'],
+    ['a parent segment reaching the tmp directory', () => undefined, `../../${outside.split('/').pop()}/secret.txt`],
+    ['an absolute path', () => undefined, join(outside, 'secret.txt')],
+    ['an absolute path with a doubled slash', () => undefined, `/${join(outside, 'secret.txt')}`],
+  ] as const)('shows no outside digest for %s', async (_name, plant, path) => {
     const { workspace, request, listed } = setup();
     writeFileSync(join(workspace, 'notes.txt'), 'ok');
     plant(workspace);
