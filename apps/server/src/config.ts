@@ -63,6 +63,8 @@ export interface ServerConfig {
    * The path variables as the operator wrote them (absent when unset), for start-up messages: the
    * resolved paths above would add the server's working directory to a relative value.
    */
+  /** The `*_FILE` secrets that were set: which variable, the resolved path, and the value as set. */
+  readonly secretFiles: readonly { readonly variable: string; readonly path: string; readonly asSet: string }[];
   readonly pathsAsSet: {
     readonly dataDir?: string;
     readonly workspaceRoot?: string;
@@ -284,6 +286,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     allowedHosts: hostList(env, 'TOOLGATE_ALLOWED_HOSTS'),
     allowedOrigins: originList(env, 'TOOLGATE_ALLOWED_ORIGINS'),
     ...(publicUrlValue ? { publicUrl: publicUrlValue } : {}),
+    secretFiles: ['DATABASE_URL', 'TOOLGATE_AUDIT_HMAC_KEY', 'TOOLGATE_WEB_SEARCH_API_KEY'].flatMap((name) => {
+      const file = text(env, `${name}_FILE`);
+      return file === undefined ? [] : [{ variable: `${name}_FILE`, path: abs(file), asSet: file }];
+    }),
     pathsAsSet: {
       ...(dataDirAsSet ? { dataDir: dataDirAsSet } : {}),
       ...(workspaceRootAsSet ? { workspaceRoot: workspaceRootAsSet } : {}),

@@ -37,7 +37,7 @@ import type { ServerConfig, ShellTier } from './config.js';
 import type { Log } from './logger.js';
 import { demoDirectoryData, parsePrincipalsFile } from './principals/principals-file.js';
 import { StaticPrincipalDirectory } from './principals/static-principal-directory.js';
-import { checkWorkspaceApart, describeSetting, ensureWritableDirectory, PathSettingError, readOperatorFile, type PathSetting } from './startup-paths.js';
+import { checkFileOutsideWorkspace, checkWorkspaceApart, describeSetting, ensureWritableDirectory, PathSettingError, readOperatorFile, type PathSetting } from './startup-paths.js';
 
 /** A startup fault the operator must fix; the message says what and where. */
 export class StartupError extends Error {
@@ -314,6 +314,13 @@ async function prepareWorkspaceRoot(config: ServerConfig): Promise<void> {
   const workspace = pathSetting(config, 'workspaceRoot');
   await asStartupError(ensureWritableDirectory(workspace, config.workspaceRoot));
   await asStartupError(checkWorkspaceApart(workspace, config.workspaceRoot, pathSetting(config, 'dataDir'), config.dataDir));
+  // Tokens and keys must not sit where every sandbox can read them.
+  const operatorFiles: [PathSetting, string][] = [
+    ...(config.principalsFile ? [[pathSetting(config, 'principalsFile'), config.principalsFile] as [PathSetting, string]] : []),
+    ...(config.mcpServersFile ? [[pathSetting(config, 'mcpServersFile'), config.mcpServersFile] as [PathSetting, string]] : []),
+    ...config.secretFiles.map((f): [PathSetting, string] => [{ variable: f.variable, asSet: f.asSet, defaultShown: 'none' }, f.path]),
+  ];
+  for (const [setting, path] of operatorFiles) await asStartupError(checkFileOutsideWorkspace(setting, path, workspace, config.workspaceRoot));
 }
 
 const PATH_VARIABLES = {

@@ -167,6 +167,23 @@ export async function checkWorkspaceApart(workspace: PathSetting, workspacePath:
   }
 }
 
+/**
+ * Refuses an operator file (principals, MCP servers, a `*_FILE` secret) inside the workspace
+ * root: sandboxed tools can read and write every tenant workspace, so tokens or keys kept there
+ * would be theirs. Compared by real path, so a symbolic link into a workspace is caught too.
+ */
+export async function checkFileOutsideWorkspace(file: PathSetting, filePath: string, workspace: PathSetting, workspacePath: string): Promise<void> {
+  // A file that cannot be resolved is left to its reader, which says why it cannot be read.
+  const [f, ws] = await withDeadline(describeSetting(file), Promise.all([realpath(filePath).catch(() => undefined), realpath(workspacePath)]));
+  if (f === undefined) return;
+  const rel = relative(ws, f);
+  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
+    throw new PathSettingError(
+      `${describeSetting(file)} is inside ${describeSetting(workspace)}, where sandboxed tools can read and change it; keep it outside the workspace root (beside the data dir, for example)`,
+    );
+  }
+}
+
 /** What the server keeps at the top of its data dir (SQLite adds `-wal` and `-shm` beside a database). */
 const DATA_DIR_ENTRIES = ['audit', 'state.db', 'bus.db', 'knowledge-graph.nq'];
 

@@ -185,6 +185,26 @@ describe('start-up faults of the operator files', () => {
   });
 });
 
+describe('operator files where sandboxed tools can read them', () => {
+  // Every tenant workspace lies below the workspace root; sandboxes read and write it.
+  const workspaceRoot = at('ws-root');
+  mkdirSync(join(workspaceRoot, 'acme'), { recursive: true });
+  writeFileSync(join(workspaceRoot, 'acme', 'principals.json'), '{}');
+  writeFileSync(join(workspaceRoot, 'servers.json'), '{"servers":[]}');
+  writeFileSync(join(workspaceRoot, 'acme', 'hmac.key'), 'k'.repeat(40));
+  writeFileSync(at('outside.json'), '{}');
+  symlinkSync(join(workspaceRoot, 'acme', 'principals.json'), at('link-into-workspace.json'));
+  it.each([
+    ['TOOLGATE_PRINCIPALS_FILE', 'in a tenant workspace', join(workspaceRoot, 'acme', 'principals.json')],
+    ['TOOLGATE_PRINCIPALS_FILE', 'through a symbolic link into a workspace', at('link-into-workspace.json')],
+    ['TOOLGATE_MCP_SERVERS_FILE', 'at the top of the workspace root', join(workspaceRoot, 'servers.json')],
+    ['TOOLGATE_AUDIT_HMAC_KEY_FILE', 'in a tenant workspace', join(workspaceRoot, 'acme', 'hmac.key')],
+  ])('%s %s is refused, naming the variable', async (variable, _name, value) => {
+    const env = { TOOLGATE_WORKSPACE_ROOT: workspaceRoot, [variable]: value };
+    expectOperatorMessage(await startFault(env), variable, env, /is inside TOOLGATE_WORKSPACE_ROOT=.*where sandboxed tools can read and change it/);
+  });
+});
+
 describe('start-up faults of the host lists', () => {
   it.each([
     ['TOOLGATE_ALLOWED_HOSTS', 'http://toolgate.lan', /without scheme/],
