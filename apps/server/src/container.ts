@@ -107,8 +107,9 @@ export function buildContainer(config: ServerConfig, log: Log, resources: Resour
           http,
           workspaceRoot: cfg.workspaceRoot,
           bootEgress: { enabled: cfg.egress.enabled, allowAny: cfg.egress.allowAny, hosts: cfg.egress.allowedHosts.map(normalizeEgressHost) },
-          // Failures such as "file not found" become known failures in the tenant's graph.
-          listeners: [createKnownFailureRecorder({ graph, clock })],
+          // Failures such as "file not found" become known failures in the tenant's graph: of
+          // first-party tools only, for principals who may write that memory themselves.
+          listeners: [createKnownFailureRecorder({ graph, clock, directory, provenanceOf: (tool) => registry.get(tool)?.manifest.provenance })],
         }),
       [
         ConfigToken,

@@ -77,6 +77,7 @@ export {
 } from './knowledge-graph.port.js';
 export type { GatewayListener, ToolFailure } from './gateway-listener.js';
 export { redactSecrets, REDACTED } from './redaction.js';
+export { flattenText, hasUnshowable } from './visible-text.js';
 export { ecmaToLinearPattern, PatternRefused, MAX_PATTERN_SOURCE } from './ecma-pattern.js';
 export {
   refuseQuadraticKeywords,

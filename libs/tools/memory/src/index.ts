@@ -9,5 +9,5 @@ export {
   type MemoryToolDeps,
 } from './memory.tools.js';
 export { seedTeamRoster, type RosterSummary } from './team-roster.js';
-export { createKnownFailureRecorder, NOT_FOUND_PATTERN } from './known-failures.js';
+export { createKnownFailureRecorder, NOT_FOUND_PATTERN, type KnownFailureRecorderDeps } from './known-failures.js';
 export { PREFIXES, QUERY_PROLOGUE, TG, teamMember } from './vocabulary.js';
