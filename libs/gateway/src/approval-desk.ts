@@ -1,5 +1,5 @@
-import type { ApprovalOutcome, ApprovalRecord, ApprovalStatus, AuditEvent, AuditReceipt, Denial, JsonObject, NewApproval, Principal } from '@toolgate/contracts';
-import { approvalDecidedEvent, approvalNotAppliedEvent, approvalRequestedEvent, type ApprovalVerdict } from './audit-events.js';
+import { redactSecrets, type ApprovalOutcome, type ApprovalRecord, type ApprovalStatus, type AuditEvent, type AuditReceipt, type Denial, type DenialCode, type JsonObject, type NewApproval, type Principal } from '@toolgate/contracts';
+import { approvalDecidedEvent, approvalNotAppliedEvent, approvalRequestedEvent, denialEvent, type ApprovalVerdict } from './audit-events.js';
 import { deny, newCall, toolOf, type Call, type Runtime } from './call.js';
 import { APPROVAL_REQUEST_GATES, runGates } from './gate-pipeline.js';
 import { GatewayError } from './gateway-error.js';
@@ -30,8 +30,25 @@ export interface ApprovalView extends ApprovalRecord {
   readonly namedFiles?: readonly NamedFile[];
 }
 
-/** The result of asking for an approval: the pending record, or why it cannot be asked for. */
-export type ApprovalRequestResult = { readonly ok: true; readonly approval: ApprovalView } | { readonly ok: false; readonly denial: Denial };
+/**
+ * The result of asking for an approval: the pending record, or why it cannot be asked for. A
+ * refusal carries the `callId` of its `denied` audit record (absent only where the gateway failed
+ * before the request was a call).
+ */
+export type ApprovalRequestResult =
+  | { readonly ok: true; readonly approval: ApprovalView }
+  | { readonly ok: false; readonly denial: Denial; readonly callId?: string };
+
+/** What a refused decision records as its gate and code: the API's error code has no DenialCode. */
+const DECISION_REFUSALS: Readonly<Record<string, DenialCode>> = {
+  FORBIDDEN: 'PERMISSION_NOT_GRANTED',
+  NOT_FOUND: 'INVALID_INPUT',
+  INVALID: 'INVALID_INPUT',
+  CONFLICT: 'INVALID_INPUT',
+};
+
+/** The `detail` of the `denied` record of a refused approval request (docs/audit-format.md §3.1). */
+export const APPROVAL_REQUEST_REFUSED = 'approval request refused';
 
 /**
  * Approval requests and decisions. A request goes through lookup, allow, size and input, so
@@ -53,20 +70,31 @@ export class ApprovalDesk {
     const { deps, newId } = this.runtime;
     const call = newCall(newId(), 'approval-request', principal, { tool: request.tool, ...(request.version === undefined ? {} : { version: request.version }), args: request.args }, deps.clock.now());
     const refused = await runGates(APPROVAL_REQUEST_GATES, call, this.runtime);
-    if (refused) return { ok: false, denial: refused };
+    if (refused) return this.#refuse(call, refused);
     const manifest = toolOf(call).manifest;
     if (manifest.risk !== 'high' && manifest.risk !== 'critical') {
-      return {
-        ok: false,
-        denial: deny('approval', 'INVALID_INPUT', `'${manifest.name}' is ${manifest.risk} risk and needs no approval.`, 'Call it directly with tools.invoke.'),
-      };
+      call.gate = 'approval';
+      return this.#refuse(call, deny('approval', 'INVALID_INPUT', `'${manifest.name}' is ${manifest.risk} risk and needs no approval.`, 'Call it directly with tools.invoke.'));
     }
     // Counting and creating one at a time per principal, so concurrent requests cannot all pass
     // the count. (Across server processes the cap can be exceeded by one request per process.)
-    return this.#oneAtATime(`${principal.tenant}\u0000${principal.id}`, () => this.#create(principal, call));
+    const result = await this.#oneAtATime(`${principal.tenant}\u0000${principal.id}`, () => this.#create(principal, call));
+    // A store that failed after the request was recorded already has its follow-up record.
+    if (result.ok || result.recorded) return result.ok ? result : { ok: false, denial: result.denial, callId: call.callId };
+    return this.#refuse(call, result.denial);
   }
 
-  async #create(principal: Principal, call: Call): Promise<ApprovalRequestResult> {
+  /**
+   * Records a refused request as `denied` (DESIGN §3: every denial is audited with its gate and
+   * code) with the digest of its arguments if they were accepted. Best effort, as the pipeline's
+   * refusals are: the request is refused whether or not the record could be written.
+   */
+  async #refuse(call: Call, denial: Denial): Promise<ApprovalRequestResult> {
+    await this.#followUp({ ...denialEvent(call, this.runtime, denial), detail: APPROVAL_REQUEST_REFUSED });
+    return { ok: false, denial, callId: call.callId };
+  }
+
+  async #create(principal: Principal, call: Call): Promise<{ ok: true; approval: ApprovalView } | { ok: false; denial: Denial; recorded?: true }> {
     const { deps, limits, newId } = this.runtime;
     const manifest = toolOf(call).manifest;
     const now = deps.clock.now();
@@ -116,7 +144,7 @@ export class ApprovalDesk {
     } catch {
       // The store may or may not have kept it; the trail must not claim either.
       await this.#followUp(approvalRequestedEvent(approval, [], deps.clock.now(), `outcome unknown: the approval store failed (the request recorded at seq ${receipt.seq})`));
-      return { ok: false, denial: stateUnavailable('approval') };
+      return { ok: false, denial: stateUnavailable('approval'), recorded: true };
     }
     return { ok: true, approval: await this.#view(created, new ReadBudget()) };
   }
@@ -161,21 +189,16 @@ export class ApprovalDesk {
   }
 
   async decide(principal: Principal, id: string, decision: { approve: boolean; reason?: string }): Promise<ApprovalRecord> {
-    requireRole(principal, 'approver', 'decide approval requests');
-    if (typeof decision?.approve !== 'boolean') throw new GatewayError('INVALID', 'approve must be true or false');
-    if (decision.reason !== undefined && (typeof decision.reason !== 'string' || decision.reason.length > MAX_REASON_LENGTH)) {
-      throw new GatewayError('INVALID', `reason must be a string of at most ${MAX_REASON_LENGTH} characters`);
-    }
     const { deps } = this.runtime;
-    const record = await fromStore('read the approval', () => deps.approvals.get(principal.tenant, id));
-    if (!record || record.tenant !== principal.tenant) throw new GatewayError('NOT_FOUND', `There is no approval '${String(id).slice(0, 64)}' in your tenant.`);
-    const self = record.requester === principal.id;
-    if (self && deps.directory.tenant(principal.tenant)?.selfApproval !== true) {
-      throw new GatewayError('FORBIDDEN', `You requested approval '${record.id}' yourself, and tenant '${principal.tenant}' does not allow self-approval; another approver must decide it.`);
-    }
     const now = deps.clock.now();
-    if (record.status !== 'pending') throw new GatewayError('CONFLICT', `Approval '${record.id}' was already decided (${record.status}).`);
-    if (now >= record.expiresAt) throw new GatewayError('CONFLICT', `Approval '${record.id}' expired at ${new Date(record.expiresAt).toISOString()}; ask for a new request.`);
+    let record: ApprovalRecord;
+    let self: boolean;
+    try {
+      ({ record, self } = await this.#decidable(principal, id, decision, now));
+    } catch (error) {
+      await this.#refuseDecision(principal, id, error, now);
+      throw error;
+    }
     const verdict: ApprovalVerdict = { approve: decision.approve, by: principal.id, self, ...(decision.reason === undefined ? {} : { reason: decision.reason }) };
     // The record of the decision comes first: a decision the trail cannot show never takes effect.
     let receipt: AuditReceipt;
@@ -204,6 +227,46 @@ export class ApprovalDesk {
     await this.#followUp(approvalNotAppliedEvent(record, principal.id, deps.clock.now(), `not applied: ${problem} (the decision recorded at seq ${receipt.seq})`));
     if (outcome.problem === 'not_found') throw new GatewayError('NOT_FOUND', `There is no approval '${record.id}' in your tenant.`);
     throw new GatewayError('CONFLICT', `Approval '${record.id}' can no longer be decided (${problem}).`);
+  }
+
+  /** The checks a decision must pass before its intent is recorded; each throws the caller's error. */
+  async #decidable(principal: Principal, id: string, decision: { approve: boolean; reason?: string }, now: number): Promise<{ record: ApprovalRecord; self: boolean }> {
+    requireRole(principal, 'approver', 'decide approval requests');
+    if (typeof decision?.approve !== 'boolean') throw new GatewayError('INVALID', 'approve must be true or false');
+    if (decision.reason !== undefined && (typeof decision.reason !== 'string' || decision.reason.length > MAX_REASON_LENGTH)) {
+      throw new GatewayError('INVALID', `reason must be a string of at most ${MAX_REASON_LENGTH} characters`);
+    }
+    const { deps } = this.runtime;
+    const record = await fromStore('read the approval', () => deps.approvals.get(principal.tenant, id));
+    if (!record || record.tenant !== principal.tenant) throw new GatewayError('NOT_FOUND', `There is no approval '${String(id).slice(0, 64)}' in your tenant.`);
+    const self = record.requester === principal.id;
+    if (self && deps.directory.tenant(principal.tenant)?.selfApproval !== true) {
+      throw new GatewayError('FORBIDDEN', `You requested approval '${record.id}' yourself, and tenant '${principal.tenant}' does not allow self-approval; another approver must decide it.`);
+    }
+    if (record.status !== 'pending') throw new GatewayError('CONFLICT', `Approval '${record.id}' was already decided (${record.status}).`);
+    if (now >= record.expiresAt) throw new GatewayError('CONFLICT', `Approval '${record.id}' expired at ${new Date(record.expiresAt).toISOString()}; ask for a new request.`);
+    return { record, self };
+  }
+
+  /**
+   * Records a refused decision as `denied` at the approval gate, naming the approval asked for
+   * (only ids within the caller's tenant are ever looked up, so nothing of another tenant's is
+   * recorded) and the API's error code in `detail`. Best effort: the refusal stands either way.
+   */
+  async #refuseDecision(principal: Principal, id: string, error: unknown, now: number): Promise<void> {
+    const code = error instanceof GatewayError ? error.code : 'UNAVAILABLE';
+    // The gateway's own sentence (it names no host path); redacted because it quotes the caller's id.
+    const why = error instanceof GatewayError ? `${code}: ${redactSecrets(error.message)}` : code;
+    await this.#followUp({
+      event: 'denied',
+      ts: new Date(now).toISOString(),
+      tenant: principal.tenant,
+      principal: principal.id,
+      gate: 'approval',
+      code: DECISION_REFUSALS[code] ?? 'STATE_UNAVAILABLE',
+      detail: `approval decision refused: ${why}`.slice(0, 400),
+      approvalId: redactSecrets(String(id)).slice(0, 128),
+    });
   }
 
   /** Runs `work` after every earlier one of the same key has settled, whatever their outcome. */

@@ -122,7 +122,7 @@ describe('auditing approvals', () => {
     ]);
   });
 
-  it('audits nothing for a decision refused before it is attempted', async () => {
+  it('audits a decision refused before it is attempted as denied, never as a decision', async () => {
     const { h } = setup();
     const approval = await requested(h);
     await thrown(h.gateway.decideApproval(h.who('worker-2'), approval.id, { approve: true }));
@@ -130,7 +130,8 @@ describe('auditing approvals', () => {
     await thrown(h.gateway.decideApproval(h.who('boss-g'), approval.id, { approve: true }));
     h.clock.advance(TTL_MS);
     await thrown(h.gateway.decideApproval(h.who('approver-1'), approval.id, { approve: true }));
-    expect(h.audit.kinds()).toEqual(['approval_requested']);
+    // Each refusal is a `denied` record (DESIGN §3); none is an `approval_decided` one.
+    expect(h.audit.kinds()).toEqual(['approval_requested', 'denied:PERMISSION_NOT_GRANTED', 'denied:INVALID_INPUT', 'denied:INVALID_INPUT', 'denied:INVALID_INPUT']);
   });
 });
 
@@ -143,7 +144,8 @@ describe('failing closed when the trail cannot record an approval', () => {
     expect(denial).toMatchObject({ gate: 'audit', code: 'AUDIT_UNAVAILABLE' });
     expect(JSON.stringify(denial)).not.toContain('/var/lib');
     expect(await h.approvals.list('acme', { limit: 10 })).toEqual([]);
-    expect(h.audit.events).toEqual([]);
+    // No request record; the refusal itself is recorded where the trail can still take it.
+    expect(h.audit.kinds()).toEqual(['denied:AUDIT_UNAVAILABLE']);
   });
 
   it('leaves the approval pending and unusable when the decision cannot be recorded', async () => {

@@ -34,8 +34,8 @@ describe('stack exhaustion by deeply nested arguments', () => {
       expect(explained.passed).toEqual(['authenticate', 'lookup', 'allow', 'budget']);
       expect(await h.gateway.requestApproval(h.who('worker-1'), { tool: 'store', args })).toMatchObject({ ok: false, denial: expected });
       expect(store.calls).toHaveLength(0);
-      // The refusal is audited like any other, and the audit did not recurse over the arguments.
-      expect(h.audit.kinds()).toEqual(['denied:INVALID_INPUT']);
+      // Both refusals (the call and the approval request) are audited like any other, and the audit did not recurse over the arguments.
+      expect(h.audit.kinds()).toEqual(['denied:INVALID_INPUT', 'denied:INVALID_INPUT']);
     },
   );
 
