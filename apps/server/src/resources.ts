@@ -19,6 +19,7 @@ import { createTavilyProvider } from '@toolgate/adapter-search-tavily';
 import { PgStores } from '@toolgate/adapter-store-postgres';
 import { openSqliteDatabase, openSqliteStores, SqliteMessageBus } from '@toolgate/adapter-store-sqlite';
 import { OxigraphKnowledgeGraph } from '@toolgate/adapter-graph-oxigraph';
+import { checkToolDefinition } from '@toolgate/gateway';
 import {
   ToolError,
   type ApprovalStore,
@@ -31,6 +32,7 @@ import {
   type SearchProvider,
   type ExecutorTier,
   type SettingsStore,
+  type ToolDefinition,
   type ToolExecutor,
 } from '@toolgate/contracts';
 import type { ServerConfig, ShellTier } from './config.js';
@@ -178,7 +180,11 @@ async function startMcpSources(
     // Each server gets its own directory; '_' cannot start a tenant name, so none collides.
     const workspaceRoot = join(config.workspaceRoot, '_mcp', server.name);
     await mkdir(workspaceRoot, { recursive: true, mode: 0o700 });
-    const source = await McpToolSource.start(server, runner, { workspaceRoot, log: (m) => log('info', `mcp ${server.name}: ${m}`) }).catch(
+    // The registry's own check, run by discovery one tool per turn: the registry then finds every
+    // schema compiled (cached by object) instead of compiling the catalogue in one turn.
+    const trust = { trustLowRisk: server.risk === 'low' };
+    const check = (definition: ToolDefinition) => checkToolDefinition(definition, trust);
+    const source = await McpToolSource.start(server, runner, { workspaceRoot, check, log: (m) => log('info', `mcp ${server.name}: ${m}`) }).catch(
       (error: unknown) => {
         throw new StartupError((error as Error).message);
       },

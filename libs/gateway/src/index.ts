@@ -2,7 +2,7 @@ export { Gateway } from './gateway.js';
 export { DEFAULT_LIMITS, type GatewayDeps, type GatewayLimits } from './gateway-deps.js';
 export { GatewayError, type GatewayErrorCode } from './gateway-error.js';
 export { ToolRegistry, type RejectedTool } from './tool-registry.js';
-export type { ToolTrust } from './manifest-rules.js';
+export { checkToolDefinition, type ToolTrust } from './manifest-rules.js';
 export type { ApprovalRequestResult, ApprovalView } from './approval-desk.js';
 export { APPROVAL_FILES_NOTE, NAMED_FILE_LIMITS, type NamedFile } from './named-files.js';
 export type { TenantAuditReport } from './audit-access.js';

@@ -17,4 +17,5 @@ export {
   type McpServerStatus,
 } from './mcp-tool-source.js';
 export { MCP_CALL_RESULT_SCHEMA, MCP_TOOL_LIMITS, sanitiseToolName, closeInputSchema } from './mcp-tool-schema.js';
+export { MCP_DISCOVERY_BUDGET, type DiscoveryBounds } from './discovery-budget.js';
 export { DEFAULT_BACKOFF, type BackoffPolicy } from './restart-backoff.js';

@@ -2,6 +2,8 @@ import { _, Ajv, type KeywordDefinition, type ValidateFunction } from 'ajv';
 import {
   ecmaToLinearPattern,
   enumMatcher,
+  flattenText,
+  hasUnshowable,
   PatternRefused,
   refuseQuadraticKeywords,
   SchemaCostRefused,
@@ -129,9 +131,10 @@ export class LinearOutputValidator implements jsonSchemaValidator {
  * whatever the server said: the design admits no open manifest). Nested objects keep the
  * server's own rules. Rejects schemas that are too large or deep, that do not compile, or whose
  * validation could be quadratic (`refuseQuadraticKeywords`). See `copySchema` for what the copy
- * changes.
+ * changes. `probe: false` skips the compile, for a caller that compiles the result itself with a
+ * stricter compiler (the gateway's): compiling twice costs twice.
  */
-export function closeInputSchema(raw: unknown): JsonSchema {
+export function closeInputSchema(raw: unknown, options: { readonly probe?: boolean } = {}): JsonSchema {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new SchemaRejected('the input schema is not an object');
   let text: string;
   try {
@@ -152,6 +155,7 @@ export function closeInputSchema(raw: unknown): JsonSchema {
     if (error instanceof SchemaCostRefused) throw new SchemaRejected(`the input schema is refused: ${error.message}`);
     throw error;
   }
+  if (options.probe === false) return closed;
   try {
     probe.compile(closed);
   } catch (error) {
@@ -163,8 +167,21 @@ export function closeInputSchema(raw: unknown): JsonSchema {
   return closed;
 }
 
-// Keywords whose string value agents read as prose: sanitised like a tool's description.
-const PROSE_KEYWORDS: ReadonlySet<string> = new Set(['title', 'description', '$comment']);
+// Keywords whose string value agents read as prose: sanitised like a tool's description. The
+// content keywords are annotations too (ajv checks neither), so rewriting them changes nothing.
+const PROSE_KEYWORDS: ReadonlySet<string> = new Set(['title', 'description', '$comment', 'contentMediaType', 'contentEncoding']);
+// Every keyword the compilers know (JSON Schema draft-07 and 2020-12, and ajv's own). A string
+// under any other keyword is an annotation no compiler reads, so it is flattened as prose; a
+// string under one of these is checked exactly (a pattern, a $ref, a type), so it is refused
+// rather than rewritten when it cannot be shown as one line.
+const KNOWN_KEYWORDS: ReadonlySet<string> = new Set([
+  ...['$id', '$schema', '$ref', '$defs', 'definitions', '$comment', '$anchor', '$dynamicAnchor', '$dynamicRef', '$recursiveRef', '$recursiveAnchor', '$vocabulary'],
+  ...['type', 'const', 'enum', 'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength', 'pattern'],
+  ...['maxItems', 'minItems', 'uniqueItems', 'maxContains', 'minContains', 'maxProperties', 'minProperties', 'required', 'dependentRequired', 'nullable'],
+  ...['prefixItems', 'items', 'additionalItems', 'contains', 'dependencies', 'dependentSchemas', 'propertyNames', 'properties', 'patternProperties'],
+  ...['additionalProperties', 'not', 'anyOf', 'oneOf', 'allOf', 'if', 'then', 'else', 'unevaluatedProperties', 'unevaluatedItems', 'discriminator'],
+  ...['format', 'title', 'description', 'default', 'deprecated', 'readOnly', 'writeOnly', 'examples', 'contentMediaType', 'contentEncoding', 'contentSchema'],
+]);
 // Keywords whose values map names to schemas: the names are the server's, kept as they are.
 const SCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
 
@@ -173,26 +190,33 @@ const SCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', 'patternProperti
  * - without `$schema` and `$id` (a foreign meta-schema or a global id shared by two tools would
  *   break the gateway's compiler) and without `examples` (informational only, and prose agents
  *   would read unsanitised);
- * - `title`, `description` and `$comment` at every depth, and every string inside `default`,
- *   flattened by `sanitiseDescription`: agents read them as instructions. Defaults are never
- *   applied by the gateway (its compiler sets no `useDefaults`) nor checked against the schema,
- *   so rewriting them cannot change what validates; the server still applies its own;
- * - `enum` and `const` exactly as sent: they are what arguments are checked against;
+ * - `title`, `description`, `$comment`, `contentMediaType` and `contentEncoding` at every depth,
+ *   the string value of any keyword no compiler knows, and every string and object key inside
+ *   `default`, flattened by `sanitiseDescription`: agents read them as instructions. Defaults are
+ *   never applied by the gateway (its compiler sets no `useDefaults`) nor checked against the
+ *   schema, so rewriting them cannot change what validates; the server still applies its own;
+ * - `enum` and `const` exactly as sent: they are what arguments are checked against, so a value
+ *   (or object key inside one) holding a line break, control, invisible or filler character
+ *   refuses the tool, naming the value's position, rather than being rewritten;
+ * - every other string (a `pattern`, a `$ref`, a `format`, a `type`) exact too, and refused on the
+ *   same characters: a legitimate pattern writes a line break as the escape `\n`;
  * - property names (and other names in `SCHEMA_MAPS`, and `required`) kept, since arguments must
  *   use them, and refused if they hold a line break, control or invisible character.
  * Recursive with a depth bound, so a hostile nesting is refused before it can exhaust the stack.
  */
-function copySchema(value: JsonValue, depth: number): JsonValue {
+function copySchema(value: JsonValue, depth: number, keyword = 'schema'): JsonValue {
   checkDepth(depth);
-  if (Array.isArray(value)) return value.map((item) => copySchema(item, depth + 1));
+  if (Array.isArray(value)) return value.map((item) => copySchema(item, depth + 1, keyword));
+  if (typeof value === 'string') return checkExact(value, keyword);
   if (value === null || typeof value !== 'object') return value;
   const out: JsonObject = {};
   for (const [key, child] of Object.entries(value)) {
     let copied: JsonValue;
     if (key === '$schema' || key === '$id' || key === 'examples') continue;
-    if (PROSE_KEYWORDS.has(key) && typeof child === 'string') copied = sanitiseDescription(child, MCP_TOOL_LIMITS.descriptionChars);
-    else if (key === 'enum' || key === 'const') copied = copyData(child, depth + 1, false);
-    else if (key === 'default') copied = copyData(child, depth + 1, true);
+    if ((PROSE_KEYWORDS.has(key) || !KNOWN_KEYWORDS.has(key)) && typeof child === 'string') {
+      copied = sanitiseDescription(child, MCP_TOOL_LIMITS.descriptionChars);
+    } else if (key === 'enum' || key === 'const') copied = copyData(child, depth + 1, false, key);
+    else if (key === 'default') copied = copyData(child, depth + 1, true, key);
     else if (SCHEMA_MAPS.has(key) && typeof child === 'object' && child !== null && !Array.isArray(child)) {
       checkDepth(depth + 1);
       const map: JsonObject = {};
@@ -203,33 +227,55 @@ function copySchema(value: JsonValue, depth: number): JsonValue {
       copied = map;
     } else {
       if (key === 'required' && Array.isArray(child)) child.forEach((name) => typeof name === 'string' && checkName(name));
-      copied = copySchema(child, depth + 1);
+      copied = copySchema(child, depth + 1, key);
     }
     setOwn(out, key, copied);
   }
   return out;
 }
 
-/** A copy of data inside a schema (`enum`, `const`, `default`), its strings sanitised or exact. */
-function copyData(value: JsonValue, depth: number, sanitise: boolean): JsonValue {
+/**
+ * A copy of data inside a schema (`enum`, `const`, `default`) at `where` (e.g. `enum[2].mode`):
+ * its strings and object keys flattened (`sanitise`), or kept exact and refused when they cannot
+ * be shown as one line, naming the position and never echoing the value.
+ */
+function copyData(value: JsonValue, depth: number, sanitise: boolean, where: string): JsonValue {
   checkDepth(depth);
-  if (typeof value === 'string') return sanitise ? sanitiseDescription(value, MCP_TOOL_LIMITS.descriptionChars) : value;
-  if (Array.isArray(value)) return value.map((item) => copyData(item, depth + 1, sanitise));
+  if (typeof value === 'string') return sanitise ? sanitiseDescription(value, MCP_TOOL_LIMITS.descriptionChars) : checkData(value, where);
+  if (Array.isArray(value)) return value.map((item, i) => copyData(item, depth + 1, sanitise, `${where}[${i}]`));
   if (value === null || typeof value !== 'object') return value;
   const out: JsonObject = {};
-  for (const [key, child] of Object.entries(value)) setOwn(out, key, copyData(child, depth + 1, sanitise));
+  for (const [key, child] of Object.entries(value)) {
+    const name = sanitise ? sanitiseDescription(key, MCP_TOOL_LIMITS.descriptionChars) : checkData(key, `a key of ${where}`);
+    setOwn(out, name, copyData(child, depth + 1, sanitise, `${where}.${sanitiseDescription(key, 40)}`));
+  }
   return out;
 }
 
-// What no property name needs and what could start a new line or hide text in an agent's view.
-const UNSHOWABLE = /[\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}\p{Cc}\p{Cf}\u2028\u2029]/u;
+/** An `enum`/`const` string as sent, or a refusal naming where it is (its text is the server's). */
+function checkData(text: string, where: string): string {
+  if (hasUnshowable(text)) {
+    throw new SchemaRejected(`the input schema's ${where} holds a line break, control, invisible or filler character; such a value cannot be shown to agents exactly`);
+  }
+  return text;
+}
+
+/** A string a compiler reads exactly (a pattern, a $ref, a format): kept, or refused, never rewritten. */
+function checkExact(text: string, keyword: string): string {
+  if (hasUnshowable(text)) {
+    throw new SchemaRejected(
+      `the input schema's '${sanitiseDescription(keyword, 40)}' holds a raw line break, control, invisible or filler character; write it as an escape (\\n, \\u200b)`,
+    );
+  }
+  return text;
+}
 
 /**
  * Names reach agents too, but arguments must use them exactly, so a name that cannot be shown
  * safely is refused rather than rewritten.
  */
 function checkName(name: string): void {
-  if (UNSHOWABLE.test(name)) {
+  if (hasUnshowable(name)) {
     throw new SchemaRejected(`the input schema names a property '${sanitiseDescription(name, 60)}' with a line break, control or invisible character`);
   }
 }
@@ -337,31 +383,16 @@ export function errorText(result: Readonly<Record<string, unknown>>): string {
   return sanitiseMessage(text, MCP_TOOL_LIMITS.errorChars) || 'the tool reported an error without text';
 }
 
-// Terminal escape sequences, removed whole so no `[31m` residue is left: CSI (`ESC [ … final`),
-// OSC (`ESC ] … BEL` or `ESC ] … ESC \`, possibly unterminated) and two-byte `ESC x` forms.
-// eslint-disable-next-line no-control-regex
-const ANSI_ESCAPES = /\u001b(?:\[[0-?]*[ -/]*[@-~]?|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[ -~]?)/g;
-// Invisible characters that change what a reader sees or hide text from them: zero-width and
-// bidi controls, soft hyphens and Unicode tags (all \p{Cf}), and variation selectors.
-const INVISIBLE = /[\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]+/gu;
-// Every line or paragraph break (\n, \r, \v, \f, U+0085, U+2028, U+2029) and other control.
-const BREAKS_AND_CONTROLS = /[\p{Cc}\u2028\u2029]+/gu;
-
 /**
  * A server's tool description as agents will read it: one line, at most `max` characters, with
  * terminal escapes, controls and invisible format characters removed. Agents read descriptions as
  * instructions, so a description must not be able to start what looks like a new message or a new
  * section (`\n\nSYSTEM: …`), recolour a terminal, or hide text a human reviewer cannot see.
+ * The rules are contracts' `flattenText`, shared with the shared memory's known failures; they
+ * also remove fillers that render blank (Hangul U+115F, U+1160, U+3164, U+FFA0; braille U+2800).
  */
 export function sanitiseDescription(text: string, max: number): string {
-  const flat = text
-    .replace(ANSI_ESCAPES, '')
-    .replace(INVISIBLE, '')
-    .replace(BREAKS_AND_CONTROLS, ' ')
-    .replace(/\p{Cs}/gu, '\uFFFD')
-    .replace(/\s+/g, ' ')
-    .trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return flattenText(text, max);
 }
 
 /** One line of at most `max` characters with control characters replaced by spaces. */

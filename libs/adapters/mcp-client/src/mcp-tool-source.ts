@@ -27,6 +27,7 @@ import {
   sanitiseToolName,
   toToolOutput,
 } from './mcp-tool-schema.js';
+import { DiscoveryBudget, countSchema, type DiscoveryBounds } from './discovery-budget.js';
 import { ProcessGroupStdioTransport } from './process-group-stdio-transport.js';
 import { DEFAULT_BACKOFF, RestartBackoff, type BackoffPolicy } from './restart-backoff.js';
 
@@ -53,6 +54,16 @@ export interface McpToolSourceOptions {
   readonly stderrLogBytes?: number;
   /** On close: how long the server gets after stdin closes, and again after SIGTERM. Default 1000 ms. */
   readonly stopGraceMs?: number;
+  /**
+   * Checks each discovered definition as the registry will (the gateway compiles its schemas),
+   * inside discovery's own turn of the event loop: the registry then finds the schemas compiled
+   * instead of compiling a whole catalogue in one turn at its next lookup. A throw leaves the tool
+   * out, with the message logged. When given, the adapter's own compile probe is skipped: the
+   * schema would otherwise be compiled twice for nothing.
+   */
+  readonly check?: (definition: ToolDefinition) => void;
+  /** What discovery may cost per tool and per server; `MCP_DISCOVERY_BUDGET` unless given. */
+  readonly discoveryBudget?: DiscoveryBounds;
 }
 
 /** Where the server is, for health reporting. */
@@ -196,7 +207,8 @@ export class McpToolSource implements ToolSource {
       await client.connect(transport, { timeout: this.startTimeoutMs });
       const listed = await this.listAll(client);
       if (exited) throw new Error('the process exited during start-up');
-      const { definitions, names } = this.discover(listed, client.getServerVersion()?.version);
+      const { definitions, names } = await this.discover(listed, client.getServerVersion()?.version, () => exited || this.closed);
+      if (exited) throw new Error('the process exited during start-up');
       connection = { client, upSince: this.clock.now(), names, definitions, transport };
       return connection;
     } catch (error) {
@@ -224,9 +236,19 @@ export class McpToolSource implements ToolSource {
     return listed.slice(0, MAX_TOOLS);
   }
 
-  /** Turns the server's list into definitions, leaving out (and logging) what cannot be registered safely. */
-  private discover(listed: readonly ListedTool[], reportedVersion: unknown): { definitions: ToolDefinition[]; names: Map<string, string> } {
+  /**
+   * Turns the server's list into definitions, leaving out (and logging) what cannot be registered
+   * safely or does not fit the server's discovery budget (`MCP_DISCOVERY_BUDGET`). One tool per
+   * turn of the event loop: closing and compiling a schema takes milliseconds, and a whole
+   * catalogue in one turn would keep every other caller waiting. Stops early once `gone()`.
+   */
+  private async discover(
+    listed: readonly ListedTool[],
+    reportedVersion: unknown,
+    gone: () => boolean,
+  ): Promise<{ definitions: ToolDefinition[]; names: Map<string, string> }> {
     const version = pinVersion(reportedVersion);
+    const budget = new DiscoveryBudget(this.opts.discoveryBudget);
     const bySanitised = new Map<string, ListedTool[]>();
     for (const tool of listed) {
       const sanitised = sanitiseToolName(tool.name);
@@ -248,9 +270,16 @@ export class McpToolSource implements ToolSource {
         continue;
       }
       const tool = tools[0] as ListedTool;
+      await nextTurn();
+      if (gone()) break;
+      const overBudget = budget.charge(countOf(tool.inputSchema));
+      if (overBudget !== undefined) {
+        this.opts.log(`MCP server '${this.name}': tool ${quote(tool.name)} is not registered: ${overBudget}`);
+        continue;
+      }
       let input;
       try {
-        input = closeInputSchema(tool.inputSchema);
+        input = closeInputSchema(tool.inputSchema, { probe: this.opts.check === undefined });
       } catch (error) {
         const why = error instanceof SchemaRejected ? error.message : 'the input schema is unusable';
         this.opts.log(`MCP server '${this.name}': tool ${quote(tool.name)} is not registered: ${why}`);
@@ -268,8 +297,18 @@ export class McpToolSource implements ToolSource {
         tier: this.config.tier,
         timeoutMs: this.timeoutMs,
       };
+      const definition: ToolDefinition = { manifest, handler: { invoke: (args, ctx) => this.call(name, args, ctx) } };
+      if (this.opts.check) {
+        try {
+          this.opts.check(definition);
+        } catch (error) {
+          const why = sanitiseMessage(error instanceof Error ? error.message : 'the definition is invalid', 300);
+          this.opts.log(`MCP server '${this.name}': tool ${quote(tool.name)} is not registered: ${why}`);
+          continue;
+        }
+      }
       names.set(name, tool.name);
-      definitions.push({ manifest, handler: { invoke: (args, ctx) => this.call(name, args, ctx) } });
+      definitions.push(definition);
     }
     return { definitions, names };
   }
@@ -402,6 +441,26 @@ interface ListedTool {
   readonly name: string;
   readonly description?: string | undefined;
   readonly inputSchema: unknown;
+}
+
+/** Yields to the event loop: I/O and timers queued meanwhile run before the next tool is compiled. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** What a schema would cost (bytes as JSON, patterns, properties); a schema that is not plain JSON costs nothing, since `closeInputSchema` refuses it. */
+function countOf(schema: unknown): ReturnType<typeof countSchema> {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(schema);
+  } catch {
+    text = undefined;
+  }
+  if (typeof text !== 'string') return { bytes: 0, patterns: 0, properties: 0 };
+  const bytes = Buffer.byteLength(text, 'utf8');
+  // Over the per-tool size it is refused by `closeInputSchema` before anything is compiled; not charged.
+  if (bytes > MCP_TOOL_LIMITS.schemaBytes) return { bytes: 0, patterns: 0, properties: 0 };
+  return countSchema(schema, bytes);
 }
 
 function defaultPermissions(server: string): readonly Permission[] {

@@ -1,0 +1,201 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PreparedCommand, ProcessResult, ProcessRunner, ProcessSpec, ToolContext } from '@toolgate/contracts';
+import { MCP_DISCOVERY_BUDGET, McpToolSource, type McpServerConfig } from '../src/index.js';
+
+const fixture = fileURLToPath(new URL('./fixtures/costly-server.mjs', import.meta.url));
+
+/** Runs the command as given, with the server's env (the tiers' own runners are tested elsewhere). */
+class PassThroughRunner implements ProcessRunner {
+  async run(): Promise<ProcessResult> {
+    throw new Error('McpToolSource starts long-lived processes with prepare(), never run()');
+  }
+  prepare(spec: ProcessSpec, workspaceRoot: string): PreparedCommand {
+    return { command: spec.command, args: [...spec.args], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...spec.env }, cwd: workspaceRoot };
+  }
+}
+
+/** Milliseconds this thread has waited for a CPU (the 2-core box is shared), from the kernel's schedstat. */
+function cpuWaitMs(): number {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6 || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The longest the event loop was held between two ticks of a 5 ms interval, while it ran, less
+ * the time the box kept this thread off a CPU meanwhile (as the e2e harness's `healthTimes`).
+ */
+function lagMonitor(): { stop(): number } {
+  let last = performance.now();
+  let waited = cpuWaitMs();
+  let worst = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const wait = cpuWaitMs();
+    worst = Math.max(worst, now - last - 5 - (wait - waited));
+    last = now;
+    waited = wait;
+  }, 5);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return worst;
+    },
+  };
+}
+
+async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for: ${what}`);
+}
+
+let root: string;
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'toolgate-mcp-budget-'));
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const costly = (env: Record<string, string>): McpServerConfig => ({
+  name: 'costly',
+  command: process.execPath,
+  args: [fixture],
+  env,
+  tier: 'unisolated',
+});
+
+function ctx(): ToolContext {
+  return { signal: new AbortController().signal, principal: { id: 'alice', tenant: 't1', roles: ['worker'] }, workspaceRoot: root, callId: 'call-1' };
+}
+
+/** Starts the server, returning its source, its log and the worst event-loop hold during start-up. */
+async function started(env: Record<string, string>): Promise<{ source: McpToolSource; logs: string[]; lagMs: number; ms: number }> {
+  const logs: string[] = [];
+  const lag = lagMonitor();
+  const began = performance.now();
+  const source = await McpToolSource.start(costly(env), new PassThroughRunner(), {
+    workspaceRoot: root,
+    stopGraceMs: 200,
+    startTimeoutMs: 30_000,
+    log: (m) => logs.push(m),
+    backoff: { initialMs: 50, maxMs: 200, stableMs: 60_000 },
+  });
+  const ms = performance.now() - began;
+  return { source, logs, lagMs: lag.stop(), ms };
+}
+
+const refusals = (logs: readonly string[], why: string) => logs.filter((l) => l.startsWith("MCP server 'costly': tool \"t") && l.endsWith(why));
+
+describe('discovery that costs too much', { timeout: 120_000 }, () => {
+  it("refuses the red team's catalogue (256 tools of 834 patterned properties, pages of 40) after a crash, without holding the event loop", async () => {
+    const flag = join(root, 'heavy.flag');
+    const { source, logs } = await started({ FIXTURE_FLAG: flag, FIXTURE_TOOLS: '256', FIXTURE_PATTERNS: '834', FIXTURE_PAGE: '40' });
+    try {
+      expect(source.tools().map((d) => d.manifest.name)).toEqual(['costly__crash']);
+      const lag = lagMonitor();
+      const began = performance.now();
+      // It answers and exits 20 ms later; either outcome of the call is fine here.
+      await source.tools()[0]!.handler.invoke({}, ctx()).catch(() => undefined);
+      expect(existsSync(flag)).toBe(true);
+      await until('the restarted server is up', () => source.status().state === 'up' && source.status().attempt >= 1);
+      const worst = lag.stop();
+      const ms = performance.now() - began;
+      console.log(`red-team catalogue: crash to up in ${ms.toFixed(0)} ms, worst event-loop hold ${worst.toFixed(1)} ms`);
+      expect(worst).toBeLessThan(100);
+      expect(source.tools()).toEqual([]);
+      const perTool = refusals(logs, `its input schema has patterns of weight 834, more than the ${MCP_DISCOVERY_BUDGET.patternsPerSchema} allowed per tool`);
+      expect(perTool).toHaveLength(256);
+    } finally {
+      rmSync(flag, { force: true });
+      await source.close();
+    }
+  });
+
+  it('registers the first tools within the pattern budget and refuses the rest, at start-up, one tool per turn', async () => {
+    // 32 patterns and 64 properties each: the per-tool bounds exactly; 31 fit the server's 1,000.
+    const { source, logs, lagMs, ms } = await started({ FIXTURE_TOOLS: '256', FIXTURE_PATTERNS: '32', FIXTURE_PLAIN: '32', FIXTURE_PAGE: '40' });
+    try {
+      console.log(`pattern-maximal catalogue: started in ${ms.toFixed(0)} ms, worst event-loop hold ${lagMs.toFixed(1)} ms`);
+      expect(lagMs).toBeLessThan(100);
+      const names = source.tools().map((d) => d.manifest.name);
+      expect(names).toEqual(Array.from({ length: 31 }, (_, k) => `costly__t${k}`));
+      expect(refusals(logs, `the server's input schemas would exceed the discovery budget of pattern weight ${MCP_DISCOVERY_BUDGET.patterns} in total`)).toHaveLength(225);
+      expect(logs).toContain(`MCP server 'costly': tool "t31" is not registered: the server's input schemas would exceed the discovery budget of pattern weight 1000 in total`);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('refuses tools beyond the property budget (plain properties, no patterns)', async () => {
+    const { source, logs, lagMs } = await started({ FIXTURE_TOOLS: '256', FIXTURE_PLAIN: '64', FIXTURE_PAGE: '100' });
+    try {
+      expect(lagMs).toBeLessThan(100);
+      // 64 properties each: 62 tools fit the server's 4,000.
+      expect(source.tools().map((d) => d.manifest.name)).toEqual(Array.from({ length: 62 }, (_, k) => `costly__t${k}`));
+      expect(refusals(logs, `the server's input schemas would exceed the discovery budget of ${MCP_DISCOVERY_BUDGET.properties} properties in total`)).toHaveLength(194);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('refuses tools beyond the byte budget (64 KiB schemas of few properties)', async () => {
+    // 60 properties with 1,000-character descriptions: about 62 KB each; 16 fit 1 MiB.
+    const { source, logs, lagMs } = await started({ FIXTURE_TOOLS: '64', FIXTURE_PLAIN: '60', FIXTURE_PAD: '1000' });
+    try {
+      expect(lagMs).toBeLessThan(100);
+      expect(source.tools().length).toBeGreaterThanOrEqual(16);
+      expect(source.tools().length).toBeLessThanOrEqual(17);
+      const refused = refusals(logs, `the server's input schemas would exceed the discovery budget of ${MCP_DISCOVERY_BUDGET.schemaBytes} bytes in total`);
+      expect(refused.length + source.tools().length).toBe(64);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('counts patternProperties keys as patterns, and refuses a tool over the per-tool property bound', async () => {
+    const keys = await started({ FIXTURE_TOOLS: '3', FIXTURE_PATTERNS: '33', FIXTURE_KEYWORD: 'patternProperties' });
+    try {
+      expect(keys.source.tools()).toEqual([]);
+      expect(refusals(keys.logs, 'its input schema has patterns of weight 33, more than the 32 allowed per tool')).toHaveLength(3);
+    } finally {
+      await keys.source.close();
+    }
+    const props = await started({ FIXTURE_TOOLS: '2', FIXTURE_PLAIN: '65' });
+    try {
+      expect(props.source.tools()).toEqual([]);
+      expect(refusals(props.logs, 'its input schema has 65 properties, more than the 64 allowed per tool')).toHaveLength(2);
+    } finally {
+      await props.source.close();
+    }
+  });
+
+  it('leaves out a tool the registry check refuses, with its reason, and skips its own probe for those it accepts', async () => {
+    const logs: string[] = [];
+    const checked: string[] = [];
+    const source = await McpToolSource.start(costly({ FIXTURE_TOOLS: '3', FIXTURE_PATTERNS: '2' }), new PassThroughRunner(), {
+      workspaceRoot: root,
+      stopGraceMs: 200,
+      log: (m) => logs.push(m),
+      check: (definition) => {
+        checked.push(definition.manifest.name);
+        if (definition.manifest.name === 'costly__t1') throw new Error("tool 'costly__t1': the input schema does not compile:\nno");
+      },
+    });
+    try {
+      expect(checked).toEqual(['costly__t0', 'costly__t1', 'costly__t2']);
+      expect(source.tools().map((d) => d.manifest.name)).toEqual(['costly__t0', 'costly__t2']);
+      expect(logs).toContain(`MCP server 'costly': tool "t1" is not registered: tool 'costly__t1': the input schema does not compile: no`);
+    } finally {
+      await source.close();
+    }
+  });
+});
