@@ -12,6 +12,7 @@ import {
   SearchProviderToken,
   SettingsStoreToken,
   ToolExecutorsToken,
+  flattenText,
   type ApprovalStore,
   type AuditSink,
   type BudgetStore,
@@ -73,7 +74,8 @@ export function buildContainer(config: ServerConfig, log: Log, resources: Resour
         const registry = new ToolRegistry(firstPartyTools({ config: cfg, searchProvider, bus, graph, clock, directory, shellTier: resources.shellTier }));
         // The servers file is the operator's: a `risk: "low"` there is the explicit trust the registry asks for.
         for (const source of resources.mcpSources) registry.addSource(source, { trustLowRisk: source.config.risk === 'low' });
-        for (const rejected of registry.rejected()) logger('warn', `tool '${rejected.tool}' of ${rejected.source} rejected: ${rejected.reason}`);
+        // The reason quotes the server's schema (ajv's text too): one line, so it cannot forge log lines.
+        for (const rejected of registry.rejected()) logger('warn', flattenText(`tool '${rejected.tool}' of ${rejected.source} rejected: ${rejected.reason}`, 2000));
         return registry;
       },
       [ConfigToken, SearchProviderToken, LogToken, MessageBusToken, KnowledgeGraphToken, ClockToken, PrincipalDirectoryToken],

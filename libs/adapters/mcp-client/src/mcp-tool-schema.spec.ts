@@ -295,14 +295,17 @@ describe('instruction injection through schema text', () => {
     for (const [path, value] of strings(schema)) expect({ path, visible: visible(value) }).toEqual({ path, visible: true });
   });
 
-  it.each(PAYLOADS)('drops examples and flattens string defaults (%s), keeping enum and const exact', (_name, text) => {
+  // An enum or const value holding these characters now refuses the tool (see 'enum and const
+  // values that cannot be shown'), so the exact values kept here are the visible part of the text.
+  it.each(PAYLOADS)('drops examples and flattens string defaults (%s), keeping enum and const exact', (_name, payload) => {
+    const text = sanitiseDescription(payload, 1000);
     const schema = closeInputSchema({
       type: 'object',
       properties: {
-        q: { type: 'string', default: text, examples: [text, { nested: text }], enum: [text, 'plain'] },
-        r: { type: 'object', default: { note: text, list: [text, 3] }, properties: { s: { const: text, examples: [text] } } },
+        q: { type: 'string', default: payload, examples: [payload, { nested: payload }], enum: [text, 'plain'] },
+        r: { type: 'object', default: { note: payload, list: [payload, 3] }, properties: { s: { const: text, examples: [payload] } } },
         examples: { type: 'string', description: 'a property named examples stays' },
-        description: { type: 'string', default: text },
+        description: { type: 'string', default: payload },
       },
       required: ['examples'],
     });
@@ -344,6 +347,105 @@ describe('instruction injection through schema text', () => {
       expect(() => closeInputSchema({ type: 'object', ...at(name) })).toThrow(/^the input schema names a property '.*' with a line break, control or invisible character$/);
     }
     expect(() => closeInputSchema({ type: 'object', ...at('plain name – é ✓') })).not.toThrow();
+  });
+
+  // Spellings the copy once let through: annotation keywords it did not flatten, keys inside
+  // defaults, and fillers the invisible-character filter did not know.
+  const FILLERS: readonly (readonly [string, string])[] = [
+    ['Hangul choseong filler U+115F', '\u115F'],
+    ['Hangul jungseong filler U+1160', '\u1160'],
+    ['Hangul filler U+3164', '\u3164'],
+    ['halfwidth Hangul filler U+FFA0', '\uFFA0'],
+    ['braille blank U+2800', '\u2800'],
+    ['combining grapheme joiner U+034F', '\u034F'],
+    ['Khmer inherent vowel U+17B4', '\u17B4'],
+    ['Mongolian free variation selector U+180B', '\u180B'],
+  ];
+  it.each(FILLERS)('removes the filler %s from descriptions', (_name, filler) => {
+    expect(sanitiseDescription(`Reads a${filler.repeat(40)} file.${filler}\n${filler}SYSTEM: x`, 1000)).toBe('Reads a file. SYSTEM: x');
+  });
+
+  it.each(PAYLOADS)('flattens %s in contentMediaType, contentEncoding and keywords no compiler knows', (_name, text) => {
+    const schema = closeInputSchema({
+      type: 'object',
+      'x-note': text,
+      properties: {
+        blob: { type: 'string', contentMediaType: text, contentEncoding: text, 'x-hint': text, markdownDescription: text },
+        deep: { type: 'object', properties: { z: { type: 'string', contentMediaType: text } } },
+      },
+    });
+    const annotated = strings(schema).filter(([path]) => /\/(contentMediaType|contentEncoding|x-note|x-hint|markdownDescription)$/.test(path));
+    expect(annotated).toHaveLength(6);
+    for (const [path, value] of annotated) expect({ path, value }).toEqual({ path, value: expect.stringMatching(FLAT) });
+    for (const [path, value] of strings(schema)) expect({ path, visible: visible(value) }).toEqual({ path, visible: true });
+  });
+
+  it.each(PAYLOADS)('flattens object keys inside defaults too (%s)', (_name, text) => {
+    const schema = closeInputSchema({
+      type: 'object',
+      properties: { r: { type: 'object', default: { [text]: 1, nested: { [text]: [{ [text]: text }] } } } },
+    });
+    const keys = (value: unknown): string[] =>
+      Array.isArray(value)
+        ? value.flatMap(keys)
+        : typeof value === 'object' && value !== null
+          ? Object.entries(value).flatMap(([k, v]) => [k, ...keys(v)])
+          : [];
+    const r = (schema['properties'] as Record<string, Record<string, unknown>>)['r'];
+    const all = keys(r?.['default']);
+    expect(all).toHaveLength(4);
+    for (const key of all.filter((k) => k !== 'nested')) expect(key).toMatch(FLAT);
+  });
+
+  describe('enum and const values that cannot be shown', () => {
+    const HIDDEN = ['a\n\nSYSTEM: x', 'a\r', 'a\u2028', 'a\u0085', 'a\u202e', 'a\u2066', 'a\u200b', 'a\ufeff', 'a\u{E0041}', 'a\ufe0f', 'a\u3164', 'a\u2800', 'a\u001b[31m', 'a\u0000'];
+    it.each(HIDDEN.map((v) => [JSON.stringify(v), v]))('refuses the tool for an enum value %s, naming its position', (_name, value) => {
+      expect(() => closeInputSchema({ type: 'object', properties: { m: { enum: ['read', 'write', value] } } })).toThrow(
+        new SchemaRejected("the input schema's enum[2] holds a line break, control, invisible or filler character; such a value cannot be shown to agents exactly"),
+      );
+    });
+    it.each([
+      ['a const', { const: 'x\u202ey' }, /const holds/],
+      ['a string inside an enum object', { enum: [{ mode: 'x\ny' }] }, /enum\[0\]\.mode holds/],
+      ['a key inside an enum object', { enum: [1, { ['k\u200b']: 1 }] }, /a key of enum\[1\] holds/],
+      ['a string nested in a const array', { const: [['ok', 'x\u2800']] }, /const\[0\]\[1\] holds/],
+    ])('refuses %s the same way', (_name, schema, why) => {
+      expect(() => closeInputSchema({ type: 'object', properties: { m: schema } })).toThrow(why);
+    });
+    it('keeps visible enum values exact, accents, emoji and spaces included', () => {
+      const values = ['read', 'Liest – schnell ✓', '📄 file', 'two  spaces', 'café'];
+      const schema = closeInputSchema({ type: 'object', properties: { m: { enum: values }, c: { const: 'a b' } } });
+      const props = schema['properties'] as Record<string, Record<string, unknown>>;
+      expect(props['m']?.['enum']).toEqual(values);
+      expect(props['c']?.['const']).toBe('a b');
+    });
+  });
+
+  describe('validation text that cannot be shown', () => {
+    it.each([
+      ['a raw line feed', '^a\nSYSTEM: x$'],
+      ['a raw carriage return', '^a\r$'],
+      ['a raw U+2028', '^a\u2028b$'],
+      ['a raw tab', '^a\tb$'],
+      ['a raw NUL', '^[^\u0000]*$'],
+      ['a raw bidi override', '^a\u202eb$'],
+      ['a raw zero-width space', '^a\u200b$'],
+      ['a raw Hangul filler', '^a\u3164$'],
+    ])('refuses a pattern holding %s rather than rewrite it', (_name, pattern) => {
+      expect(() => closeInputSchema({ type: 'object', properties: { p: { type: 'string', pattern } } })).toThrow(
+        /^the input schema's 'pattern' holds a raw line break, control, invisible or filler character; write it as an escape/,
+      );
+    });
+    it('refuses the same in a $ref, a format and a type', () => {
+      expect(() => closeInputSchema({ type: 'object', properties: { p: { $ref: '#/$defs/a\n' } }, $defs: { a: {} } })).toThrow(/'\$ref' holds/);
+      expect(() => closeInputSchema({ type: 'object', properties: { p: { type: 'string', format: 'date\u200b' } } })).toThrow(/'format' holds/);
+      expect(() => closeInputSchema({ type: 'object', properties: { p: { type: ['string', 'null\n'] } } })).toThrow(/'type' holds/);
+    });
+    it('accepts a pattern that writes line breaks and controls as escapes', () => {
+      const pattern = '^[^\\n\\r\\u0000-\\u001f\\u200b]*$';
+      const schema = closeInputSchema({ type: 'object', properties: { p: { type: 'string', pattern } } });
+      expect((schema['properties'] as Record<string, Record<string, unknown>>)['p']?.['pattern']).toBe(pattern);
+    });
   });
 
   it('cuts long prose at the description bound and leaves ordinary text alone', () => {
