@@ -72,8 +72,11 @@ describe('approvals of an MCP tool, end to end', () => {
 
     // Who asked for the approval, who decided it, and when, in the trail before the call it allowed.
     const rows = audit.body as AuditRecord[];
-    const about = rows.filter((r) => r.approvalId === id);
-    expect(about).toHaveLength(2); // the refused self-decision left no record
+    // The refused self-decision is recorded as denied (DESIGN §3), never as a decision.
+    const refusedSelf = rows.filter((r) => r.approvalId === id && r.event === 'denied');
+    expect(refusedSelf).toEqual([expect.objectContaining({ principal: 'alice', gate: 'approval', code: 'PERMISSION_NOT_GRANTED', detail: expect.stringMatching(/^approval decision refused: FORBIDDEN: /) })]);
+    const about = rows.filter((r) => r.approvalId === id && r.event !== 'denied');
+    expect(about).toHaveLength(2);
     const [requested, decided] = about;
     expect(requested).toMatchObject({ event: 'approval_requested', tenant: 'acme', principal: 'alice', tool: 'files__echo', version: '1.2.3' });
     expect(decided).toMatchObject({ event: 'approval_decided', principal: 'carol', approvedBy: 'carol', approvalReason: 'looks fine', detail: 'approved' });

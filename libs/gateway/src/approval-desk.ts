@@ -3,6 +3,7 @@ import { approvalDecidedEvent, approvalNotAppliedEvent, approvalRequestedEvent, 
 import { deny, newCall, toolOf, type Call, type Runtime } from './call.js';
 import { APPROVAL_REQUEST_GATES, runGates } from './gate-pipeline.js';
 import { GatewayError } from './gateway-error.js';
+import { hiddenCharacters } from './hidden-characters.js';
 import { payloadDigestOf } from './gates/approval-gate.js';
 import { stateUnavailable } from './gates/state-unavailable.js';
 import { APPROVAL_FILES_NOTE, digestNamedFiles, namedPaths, ReadBudget, type NamedFile } from './named-files.js';
@@ -28,6 +29,13 @@ export interface ApprovalView extends ApprovalRecord {
   readonly note: string;
   /** Present for `bash`/`git` approvals still pending or approved whose arguments name workspace files. */
   readonly namedFiles?: readonly NamedFile[];
+  /**
+   * Present when the arguments hold characters that do not show as themselves (controls, bidi and
+   * other format characters, fillers): where each is, e.g. `U+2067 at args.command:18`.
+   */
+  readonly hidden?: readonly string[];
+  /** Beside `hidden`: the arguments with those characters written as `\u{XXXX}`, for reading only. */
+  readonly argsDisplay?: JsonObject;
 }
 
 /**
@@ -172,9 +180,10 @@ export class ApprovalDesk {
     return views;
   }
 
-  /** The record with its note and, where the arguments name workspace files, their digests now. */
+  /** The record with its note, its hidden characters if any, and the digests of workspace files it names. */
   async #view(record: ApprovalRecord, budget: ReadBudget): Promise<ApprovalView> {
-    const view = { ...record, note: APPROVAL_FILES_NOTE };
+    // What an approver reads must be what runs: hidden characters are pointed out beside the exact args.
+    const view = { ...record, note: APPROVAL_FILES_NOTE, ...hiddenCharacters(record.args) };
     if (record.status !== 'pending' && record.status !== 'approved') return view;
     const paths = namedPaths(record.tool, record.args);
     if (paths.length === 0) return view;
