@@ -57,6 +57,65 @@ describe('redactSecrets', () => {
     });
   });
 
+  describe('key names glued to a prefix, short names and encoded separators', () => {
+    it.each([
+      ['PGPASSWORD=hunter2', 'PGPASSWORD=[REDACTED]'],
+      ['export PGPASSWORD="hunter 2"', 'export PGPASSWORD="[REDACTED]"'],
+      ['dbpasswd: s3cr3t', 'dbpasswd: [REDACTED]'],
+      ['csrftoken=abc123', 'csrftoken=[REDACTED]'],
+      ['MYAPIKEY=abc123', 'MYAPIKEY=[REDACTED]'],
+      ['appsecret: abc', 'appsecret: [REDACTED]'],
+      ['DB_PASS=s3cr3t', 'DB_PASS=[REDACTED]'],
+      ['smtp-pass: s3cr3t', 'smtp-pass: [REDACTED]'],
+      ['MYSQL_PWD=pw1', 'MYSQL_PWD=[REDACTED]'],
+      ['?user=bob&pwd=pw1&x=1', '?user=bob&pwd=[REDACTED]&x=1'],
+      ['pass=pw1', 'pass=[REDACTED]'],
+      ['password%3Dp2', 'password%3D[REDACTED]'],
+      ['?q=1&password%3dp2&x=1', '?q=1&password%3d[REDACTED]&x=1'],
+      ['token%3Aabc', 'token%3A[REDACTED]'],
+      ['%22password%22%3A%22p2%22', '%22password%22%3A[REDACTED]'],
+      ['PGPASSWORD%3Dp2', 'PGPASSWORD%3D[REDACTED]'],
+    ])('redacts %j', (input, expected) => {
+      expect(redactSecrets(input)).toBe(expected);
+    });
+  });
+
+  describe('bare credentials without a key', () => {
+    it.each([
+      ['Basic dXNlcjpwYXNz', 'Basic [REDACTED]'],
+      ['curl -H "X: Basic dXNlcjpodW50ZXIy" failed', 'curl -H "X: Basic [REDACTED]" failed'],
+      ['basic YWRtaW46c2VjcmV0MTIz', 'basic [REDACTED]'],
+      ['Basic\tdXNlcjpwYXNz', 'Basic\t[REDACTED]'],
+      ['aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'aws_secret_access_key [REDACTED]'],
+      ['AWS_SECRET_ACCESS_KEY  "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"', 'AWS_SECRET_ACCESS_KEY  "[REDACTED]"'],
+      ['secret_access_key\nwJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'secret_access_key\n[REDACTED]'],
+    ])('redacts %j', (input, expected) => {
+      expect(redactSecrets(input)).toBe(expected);
+    });
+  });
+
+  describe('over-redaction of ordinary words', () => {
+    it.each([
+      'password reset page',
+      'the password was wrong',
+      'passport number required',
+      'bypass the cache',
+      'compass: north',
+      'bypass=true',
+      'Basic usage',
+      'Basic Instructions',
+      'Basic authentication failed',
+      'Basic dXNlcnBhc3M=',
+      'aws_secret_access_key is missing',
+      'pwdx',
+      'max_tokens=100',
+      'tokens: 3',
+      'secret_access_key sha1 0123456789abcdef0123456789abcdef01234567890',
+    ])('leaves %j alone', (input) => {
+      expect(redactSecrets(input)).toBe(input);
+    });
+  });
+
   describe('JSON strings with escaped quotes', () => {
     it('hides the whole value, not only the part before an escaped quote', () => {
       expect(redactSecrets('{"password":"a\\"b c","user":"bob"}')).toBe('{"password":"[REDACTED]","user":"bob"}');
@@ -79,6 +138,14 @@ describe('redactSecrets', () => {
       ['long prefixed names', `${'a_'.repeat(50_000)}x`],
       ['many candidate keys', ' token'.repeat(20_000)],
       ['long userinfo', `https://${'a'.repeat(100_000)}`],
+      ['a long glued prefix', `${'a'.repeat(100_000)}password`],
+      ['glued prefixes that never meet a separator', 'PGPASSWORD'.repeat(10_000)],
+      ['prefix words joined by dashes', `${'-a'.repeat(50_000)}`],
+      ['prefix words before a near-miss key', `${'a_'.repeat(50_000)}secret_access_ke`],
+      ['many Basic schemes', 'Basic '.repeat(20_000)],
+      ['a long Basic value', `Basic ${'A'.repeat(100_000)}=`],
+      ['many encoded near-separators', '%22password%22%3'.repeat(10_000)],
+      ['many access-key names before short values', ' aws_secret_access_key abc'.repeat(5_000)],
     ])('stays linear on %s', (_name, input) => {
       const started = performance.now();
       redactSecrets(input);
