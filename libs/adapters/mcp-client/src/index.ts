@@ -13,6 +13,7 @@ export {
   DEFAULT_MCP_TIMEOUT_MS,
   DEFAULT_MCP_START_TIMEOUT_MS,
   DEFAULT_MCP_STDERR_LOG_BYTES,
+  MCP_LISTING_MESSAGE_BYTES,
   type McpToolSourceOptions,
   type McpServerStatus,
 } from './mcp-tool-source.js';

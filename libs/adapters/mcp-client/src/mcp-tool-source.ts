@@ -37,6 +37,12 @@ export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
 export const DEFAULT_MCP_START_TIMEOUT_MS = 10_000;
 /** Stderr logged per server process before the rest is dropped. */
 export const DEFAULT_MCP_STDERR_LOG_BYTES = 16 * 1024;
+/**
+ * Largest message read while the tools are listed: a page is parsed and checked whole in one
+ * turn of the event loop (a 2.4 MB page took 80–190 ms), and no page this large could fit the
+ * server's discovery budget anyway (`MCP_DISCOVERY_BUDGET.schemaBytes` across all its tools).
+ */
+export const MCP_LISTING_MESSAGE_BYTES = 1024 * 1024;
 const MAX_TOOLS = 256;
 const MAX_LIST_PAGES = 20;
 const MAX_ERRORS_LOGGED = 100;
@@ -203,9 +209,11 @@ export class McpToolSource implements ToolSource {
         this.opts.log(`MCP server '${this.name}': more than ${MAX_ERRORS_LOGGED} protocol errors; the rest are not logged`);
       }
     };
+    transport.limitMessages(MCP_LISTING_MESSAGE_BYTES);
     try {
       await client.connect(transport, { timeout: this.startTimeoutMs });
       const listed = await this.listAll(client);
+      transport.limitMessages(undefined);
       if (exited) throw new Error('the process exited during start-up');
       const { definitions, names } = await this.discover(listed, client.getServerVersion()?.version, () => exited || this.closed);
       if (exited) throw new Error('the process exited during start-up');
@@ -213,6 +221,8 @@ export class McpToolSource implements ToolSource {
       return connection;
     } catch (error) {
       await client.close().catch(() => undefined);
+      // The transport's own reason is clearer than the closed connection it caused.
+      if (transport.refusal !== undefined) throw new Error(`${transport.refusal} while its tools were listed; none is registered`);
       throw error;
     }
   }

@@ -36,6 +36,12 @@ export class ProcessGroupStdioTransport implements Transport {
   /** Set once the group has been killed after its leader exited; its id may be reused after that. */
   private swept = false;
   private exitStatus: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** Largest message accepted now, if lower than the read buffer's own cap (see `limitMessages`). */
+  private messageLimit: number | undefined;
+  /** Bytes received since the last line end: the start of the message being read. */
+  private unterminated = 0;
+  /** Why the transport ended the server itself, for the caller's error. */
+  private refusalText: string | undefined;
 
   constructor(
     private readonly command: PreparedCommand,
@@ -48,6 +54,20 @@ export class ProcessGroupStdioTransport implements Transport {
   /** The server's pid once started. */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /**
+   * Holds every message from now on to `bytes` (undefined: only the read buffer's cap). Reading
+   * a message costs the event loop time in proportion to its size, all in one turn (the SDK
+   * parses and checks it whole), so a phase that needs less can ask for less.
+   */
+  limitMessages(bytes: number | undefined): void {
+    this.messageLimit = bytes;
+  }
+
+  /** Why the transport ended the server (a message over the limit), if it did. */
+  get refusal(): string | undefined {
+    return this.refusalText;
   }
 
   /** How the server ended, once it has: exit code or signal. */
@@ -87,6 +107,12 @@ export class ProcessGroupStdioTransport implements Transport {
       child.stdin?.on('error', (error) => this.onerror?.(error));
       child.stdout?.on('error', (error) => this.onerror?.(error));
       child.stdout?.on('data', (chunk: Buffer) => {
+        if (!this.withinLimit(chunk)) {
+          this.refusalText = `the server sent a message larger than ${this.messageLimit} bytes`;
+          this.onerror?.(new Error(this.refusalText));
+          void this.close();
+          return;
+        }
         try {
           this.readBuffer.append(chunk);
         } catch (error) {
@@ -128,6 +154,22 @@ export class ProcessGroupStdioTransport implements Transport {
       }
     }
     this.finish();
+  }
+
+  /** Whether every message this chunk ends or continues stays within `messageLimit`. */
+  private withinLimit(chunk: Buffer): boolean {
+    let from = 0;
+    for (;;) {
+      const end = chunk.indexOf(0x0a, from);
+      if (end === -1) {
+        this.unterminated += chunk.length - from;
+        return this.messageLimit === undefined || this.unterminated <= this.messageLimit;
+      }
+      const size = this.unterminated + end - from;
+      this.unterminated = 0;
+      if (this.messageLimit !== undefined && size > this.messageLimit) return false;
+      from = end + 1;
+    }
   }
 
   private drain(): void {

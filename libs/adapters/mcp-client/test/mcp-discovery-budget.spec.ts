@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PreparedCommand, ProcessResult, ProcessRunner, ProcessSpec, ToolContext } from '@toolgate/contracts';
-import { MCP_DISCOVERY_BUDGET, McpToolSource, type McpServerConfig } from '../src/index.js';
+import { MCP_DISCOVERY_BUDGET, MCP_LISTING_MESSAGE_BYTES, McpToolSource, type McpServerConfig } from '../src/index.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/costly-server.mjs', import.meta.url));
 
@@ -96,7 +96,7 @@ async function started(env: Record<string, string>): Promise<{ source: McpToolSo
 const refusals = (logs: readonly string[], why: string) => logs.filter((l) => l.startsWith("MCP server 'costly': tool \"t") && l.endsWith(why));
 
 describe('discovery that costs too much', { timeout: 120_000 }, () => {
-  it("refuses the red team's catalogue (256 tools of 834 patterned properties, pages of 40) after a crash, without holding the event loop", async () => {
+  it("refuses the red team's catalogue (256 tools of 834 patterned properties, 2.4 MB pages of 40) at every restart after a crash, without holding the event loop", async () => {
     const flag = join(root, 'heavy.flag');
     const { source, logs } = await started({ FIXTURE_FLAG: flag, FIXTURE_TOOLS: '256', FIXTURE_PATTERNS: '834', FIXTURE_PAGE: '40' });
     try {
@@ -106,10 +106,29 @@ describe('discovery that costs too much', { timeout: 120_000 }, () => {
       // It answers and exits 20 ms later; either outcome of the call is fine here.
       await source.tools()[0]!.handler.invoke({}, ctx()).catch(() => undefined);
       expect(existsSync(flag)).toBe(true);
+      const failed = (l: string) => /^MCP server 'costly': restart attempt \d+ failed: the server sent a message larger than 1048576 bytes while its tools were listed; none is registered$/.test(l);
+      await until('three restarts refused', () => logs.filter(failed).length >= 3);
+      const worst = lag.stop();
+      console.log(`red-team catalogue: 3 restarts refused in ${(performance.now() - began).toFixed(0)} ms, worst event-loop hold ${worst.toFixed(1)} ms`);
+      expect(worst).toBeLessThan(100);
+      expect(source.status().state).toBe('restarting');
+      expect(logs).toContain(`MCP server 'costly': the server sent a message larger than ${MCP_LISTING_MESSAGE_BYTES} bytes`);
+    } finally {
+      rmSync(flag, { force: true });
+      await source.close();
+    }
+  });
+
+  it("refuses each of the red team's tools in pages small enough to read (16 per page, under 1 MiB), after a crash, one per turn", async () => {
+    const flag = join(root, 'heavy-small-pages.flag');
+    const { source, logs } = await started({ FIXTURE_FLAG: flag, FIXTURE_TOOLS: '256', FIXTURE_PATTERNS: '834', FIXTURE_PAGE: '16' });
+    try {
+      const lag = lagMonitor();
+      const began = performance.now();
+      await source.tools()[0]!.handler.invoke({}, ctx()).catch(() => undefined);
       await until('the restarted server is up', () => source.status().state === 'up' && source.status().attempt >= 1);
       const worst = lag.stop();
-      const ms = performance.now() - began;
-      console.log(`red-team catalogue: crash to up in ${ms.toFixed(0)} ms, worst event-loop hold ${worst.toFixed(1)} ms`);
+      console.log(`red-team catalogue in pages of 16: crash to up in ${(performance.now() - began).toFixed(0)} ms, worst event-loop hold ${worst.toFixed(1)} ms`);
       expect(worst).toBeLessThan(100);
       expect(source.tools()).toEqual([]);
       const perTool = refusals(logs, `its input schema has patterns of weight 834, more than the ${MCP_DISCOVERY_BUDGET.patternsPerSchema} allowed per tool`);
@@ -118,6 +137,12 @@ describe('discovery that costs too much', { timeout: 120_000 }, () => {
       rmSync(flag, { force: true });
       await source.close();
     }
+  });
+
+  it('refuses a start-up listing with a page over the listing message limit, naming the limit', async () => {
+    await expect(started({ FIXTURE_TOOLS: '40', FIXTURE_PATTERNS: '834', FIXTURE_PAGE: '40' })).rejects.toThrow(
+      `MCP server 'costly' failed to start: the server sent a message larger than ${MCP_LISTING_MESSAGE_BYTES} bytes while its tools were listed; none is registered`,
+    );
   });
 
   it('registers the first tools within the pattern budget and refuses the rest, at start-up, one tool per turn', async () => {
@@ -149,7 +174,7 @@ describe('discovery that costs too much', { timeout: 120_000 }, () => {
 
   it('refuses tools beyond the byte budget (64 KiB schemas of few properties)', async () => {
     // 60 properties with 1,000-character descriptions: about 62 KB each; 16 fit 1 MiB.
-    const { source, logs, lagMs } = await started({ FIXTURE_TOOLS: '64', FIXTURE_PLAIN: '60', FIXTURE_PAD: '1000' });
+    const { source, logs, lagMs } = await started({ FIXTURE_TOOLS: '64', FIXTURE_PLAIN: '60', FIXTURE_PAD: '1000', FIXTURE_PAGE: '8' });
     try {
       expect(lagMs).toBeLessThan(100);
       expect(source.tools().length).toBeGreaterThanOrEqual(16);
