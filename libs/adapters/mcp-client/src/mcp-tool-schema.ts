@@ -213,6 +213,10 @@ function copySchema(value: JsonValue, depth: number, keyword = 'schema'): JsonVa
   for (const [key, child] of Object.entries(value)) {
     let copied: JsonValue;
     if (key === '$schema' || key === '$id' || key === 'examples') continue;
+    // A keyword's own name reaches agents (and compilers' error text) as it is: no real one needs these.
+    if (hasUnshowable(key)) {
+      throw new SchemaRejected(`the input schema has a keyword '${sanitiseDescription(key, 60)}' with a line break, control or invisible character`);
+    }
     if ((PROSE_KEYWORDS.has(key) || !KNOWN_KEYWORDS.has(key)) && typeof child === 'string') {
       copied = sanitiseDescription(child, MCP_TOOL_LIMITS.descriptionChars);
     } else if (key === 'enum' || key === 'const') copied = copyData(child, depth + 1, false, key);
