@@ -48,6 +48,9 @@ export function namedPaths(tool: string, args: JsonObject): string[] {
 /** Relative, inside the root lexically, no NUL, no empty or `..` segment. */
 function plainRelativePath(path: string): boolean {
   if (path.length > 4096 || path.includes('\u0000') || isAbsolute(path)) return false;
+  // `..` is refused as written, before normalising: the kernel follows `link` in `link/../x`
+  // before it climbs, so `normalize` (which drops both) would digest another file than runs.
+  if (path.split(sep).includes('..')) return false;
   const parts = normalize(path).split(sep);
   return parts.every((p) => p !== '..' && p !== '') && parts[0] !== '.';
 }

@@ -97,6 +97,9 @@ describe('symlink and path escapes through named files', () => {
     ['a directory', (ws: string) => mkdirSync(join(ws, 'dir')), 'dir'],
     ['a FIFO (which must not hang the listing)', (ws: string) => execFileSync('mkfifo', [join(ws, 'fifo')]), 'fifo'],
     ['a NUL byte', () => undefined, 'notes.txt\u0000'],
+    // Lexically `link/../run.sh` is `run.sh`; the kernel follows `link` first and climbs from its target.
+    ['a parent segment after a symlinked directory', (ws: string) => (mkdirSync(join(ws, 'evil', 'x'), { recursive: true }), writeFileSync(join(ws, 'run.sh'), 'x'), symlinkSync('evil/x', join(ws, 'link'))), 'link/../run.sh'],
+    ['a parent segment after a real directory that comes back inside', (ws: string) => (mkdirSync(join(ws, 'sub')), writeFileSync(join(ws, 'run.sh'), 'x')), 'sub/../run.sh'],
   ] as const)('shows no digest for %s', async (_name, plant, path) => {
     const { workspace, request, listed } = setup();
     writeFileSync(join(workspace, 'notes.txt'), 'ok');
