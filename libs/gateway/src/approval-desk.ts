@@ -247,7 +247,8 @@ export class ApprovalDesk {
     }
     const { deps } = this.runtime;
     const record = await fromStore('read the approval', () => deps.approvals.get(principal.tenant, id));
-    if (!record || record.tenant !== principal.tenant) throw new GatewayError('NOT_FOUND', `There is no approval '${String(id).slice(0, 64)}' in your tenant.`);
+    // Redacted before it is cut: a cut secret may no longer match a redaction rule.
+    if (!record || record.tenant !== principal.tenant) throw new GatewayError('NOT_FOUND', `There is no approval '${redactSecrets(String(id)).slice(0, 64)}' in your tenant.`);
     const self = record.requester === principal.id;
     if (self && deps.directory.tenant(principal.tenant)?.selfApproval !== true) {
       throw new GatewayError('FORBIDDEN', `You requested approval '${record.id}' yourself, and tenant '${principal.tenant}' does not allow self-approval; another approver must decide it.`);

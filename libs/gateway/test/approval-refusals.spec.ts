@@ -135,6 +135,9 @@ describe('unaudited approval refusals', () => {
       ['an id that names nothing', 'no-such-approval', 'no-such-approval'],
       ['an overlong id', 'x'.repeat(5000), 'x'.repeat(128)],
       ['an id carrying a token', 'Bearer sk-live-0123456789abcdef0123456789abcdef', undefined],
+      // Cut at 64 characters the credential no longer matches a rule: it must be redacted first.
+      ['an id whose URL credential crosses the cut', `https://${'0123456789abcdef0123456789abcdef'.repeat(2)}@github.com`, undefined],
+      ['an id whose token starts before the cut', `${'x'.repeat(40)} ghp_0123456789abcdef0123456789abcdef0123`, undefined],
     ] as const)('records a decision of %s, bounded', async (_name, id, recorded) => {
       const { h } = setup();
       await pending(h);
@@ -144,7 +147,7 @@ describe('unaudited approval refusals', () => {
       expect(record).toMatchObject({ event: 'denied', gate: 'approval', code: 'INVALID_INPUT' });
       if (recorded) expect(record.approvalId).toBe(recorded);
       expect(record.detail!.length).toBeLessThanOrEqual(400);
-      expect(JSON.stringify(record)).not.toContain('0123456789abcdef0123456789abcdef');
+      expect(JSON.stringify(record)).not.toContain('0123456789abcdef');
     });
 
     it('still refuses (fails closed) when the refusal cannot be recorded', async () => {
