@@ -39,10 +39,11 @@ export function bashTool(limits: ShellToolLimits, locks: WorkspaceLocks): ToolDe
         }
         const timeoutMs = processTimeout(args, limits.maxProcessTimeoutMs);
         const started = Date.now();
+        let waited = false;
         // Shared: bash calls run side by side, but never while a git call of the workspace runs.
-        const release = await locks.acquire(ctx.workspaceRoot, 'shared', ctx.signal);
+        const release = await locks.acquire(ctx.workspaceRoot, 'shared', ctx.signal, () => (waited = true));
         try {
-          const remainingMs = Math.max(1, timeoutMs - (Date.now() - started));
+          const remainingMs = waited ? Math.max(1, timeoutMs - (Date.now() - started)) : timeoutMs;
           return await runInWorkspace(ctx, { command: 'bash', args: ['--noprofile', '--norc', '-c', command] }, remainingMs, limits.maxOutputBytes);
         } finally {
           release();

@@ -33,9 +33,10 @@ export class WorkspaceLocks {
 
   /**
    * Resolves with the release function once the workspace is held in `mode`; rejects with
-   * `ToolAbortedError` if `signal` aborts first (nothing is then held).
+   * `ToolAbortedError` if `signal` aborts first (nothing is then held). `onWait` is called when
+   * the call has to queue, so a caller charges waiting time to its deadline only when it waited.
    */
-  acquire(root: string, mode: LockMode, signal?: AbortSignal): Promise<() => void> {
+  acquire(root: string, mode: LockMode, signal?: AbortSignal, onWait?: () => void): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(new ToolAbortedError('the call was aborted while waiting for its workspace'));
     let state = this.#locks.get(root);
     if (!state) {
@@ -61,6 +62,7 @@ export class WorkspaceLocks {
       };
       held.queue.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
+      onWait?.();
     });
   }
 
