@@ -10,7 +10,7 @@ const projects: ArchProject[] = [
   { name: '@toolgate/testing', root: 'libs/testing', tags: ['scope:testing'] },
   { name: '@toolgate/tool-calculator', root: 'libs/tools/calculator', tags: ['scope:tool'] },
   { name: '@toolgate/adapter-audit-file', root: 'libs/adapters/audit-file', tags: ['npm:private', 'scope:adapter'] },
-  { name: '@toolgate/adapter-kit-audit-chain', root: 'libs/adapters/audit-chain', tags: ['scope:adapter-kit'] },
+  { name: '@toolgate/adapter-kit-audit', root: 'libs/adapters/kit-audit', tags: ['scope:adapter-kit'] },
   { name: '@toolgate/server', root: 'apps/server', tags: ['scope:app'] },
   { name: '@toolgate/cli', root: 'apps/cli', tags: ['scope:app'] },
   { name: '@toolgate/bench', root: 'tools/bench', tags: ['scope:tooling'] },
@@ -23,8 +23,8 @@ const allowedDependencies: ArchDependency[] = [
   dep('@toolgate/testing', '@toolgate/contracts', 'libs/testing/src/audit/audit-sink.contract.ts'),
   dep('@toolgate/tool-calculator', '@toolgate/contracts', 'libs/tools/calculator/src/calculator.tool.ts'),
   dep('@toolgate/adapter-audit-file', '@toolgate/contracts', 'libs/adapters/audit-file/src/file-audit-sink.ts'),
-  dep('@toolgate/adapter-audit-file', '@toolgate/adapter-kit-audit-chain', 'libs/adapters/audit-file/src/file-audit-sink.ts'),
-  dep('@toolgate/adapter-kit-audit-chain', '@toolgate/contracts', 'libs/adapters/audit-chain/src/frame-codec.ts'),
+  dep('@toolgate/adapter-audit-file', '@toolgate/adapter-kit-audit', 'libs/adapters/audit-file/src/file-audit-sink.ts'),
+  dep('@toolgate/adapter-kit-audit', '@toolgate/contracts', 'libs/adapters/kit-audit/src/frame-codec.ts'),
   dep('@toolgate/adapter-audit-file', '@toolgate/testing', 'libs/adapters/audit-file/src/file-audit-sink.spec.ts'),
   dep('@toolgate/adapter-audit-file', '@toolgate/testing', 'libs/adapters/audit-file/test/recovery.ts'),
   dep('@toolgate/gateway', '@toolgate/testing', 'libs/gateway/src/gate-pipeline.spec.ts'),
@@ -274,14 +274,14 @@ describe('checkArchitecture', () => {
       ['the gateway', '@toolgate/gateway', 'libs/gateway/src/gate-pipeline.ts', 'scope:gateway may depend only on scope:contracts'],
       ['an app', '@toolgate/server', 'apps/server/src/container.ts', 'scope:app may depend only on'],
     ])('reports %s importing an adapter kit', (_what, source, file, message) => {
-      const v = single(withEdges({ dependencies: [dep(source, '@toolgate/adapter-kit-audit-chain', file)] }));
-      expect(v).toMatchObject({ rule: 'dependency-direction', target: '@toolgate/adapter-kit-audit-chain' });
+      const v = single(withEdges({ dependencies: [dep(source, '@toolgate/adapter-kit-audit', file)] }));
+      expect(v).toMatchObject({ rule: 'dependency-direction', target: '@toolgate/adapter-kit-audit' });
       expect(v.message).toContain(message);
     });
 
     it('reports a kit importing an adapter', () => {
-      const file = 'libs/adapters/audit-chain/src/frame-codec.ts';
-      const v = single(withEdges({ dependencies: [dep('@toolgate/adapter-kit-audit-chain', '@toolgate/adapter-audit-file', file)] }));
+      const file = 'libs/adapters/kit-audit/src/frame-codec.ts';
+      const v = single(withEdges({ dependencies: [dep('@toolgate/adapter-kit-audit', '@toolgate/adapter-audit-file', file)] }));
       expect(v.message).toContain('scope:adapter-kit may depend only on scope:contracts');
     });
   });

@@ -13,7 +13,7 @@ import {
   type EncodedFrame,
   type FrameDigester,
   type PendingAppend,
-} from '@toolgate/adapter-kit-audit-chain';
+} from '@toolgate/adapter-kit-audit';
 import { nodeAuditFileIo, type AuditFileIo } from './audit-file-io.js';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
 import { formatHeader, MAX_HEADER_BYTES, parseHeader, segmentFileName } from './segment-format.js';

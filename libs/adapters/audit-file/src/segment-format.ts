@@ -1,4 +1,4 @@
-import type { DigestAlgorithm, FrameDigester } from '@toolgate/adapter-kit-audit-chain';
+import type { DigestAlgorithm, FrameDigester } from '@toolgate/adapter-kit-audit';
 
 /** Format name and version written at the start of every segment. */
 export const FORMAT_TAG = 'toolgate-audit/1';

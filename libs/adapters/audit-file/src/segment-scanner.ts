@@ -1,4 +1,4 @@
-import { MAX_FRAME_BYTES, type FrameDigester } from '@toolgate/adapter-kit-audit-chain';
+import { MAX_FRAME_BYTES, type FrameDigester } from '@toolgate/adapter-kit-audit';
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { keyMismatch, parseHeader, type SegmentHeader } from './segment-format.js';

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AuditReport } from '@toolgate/contracts';
-import { GENESIS_DIGEST, type FrameDigester } from '@toolgate/adapter-kit-audit-chain';
+import { GENESIS_DIGEST, type FrameDigester } from '@toolgate/adapter-kit-audit';
 import type { SegmentHeader } from './segment-format.js';
 import { SEGMENT_FILE, SEGMENT_TEMP_FILE, segmentFileName } from './segment-format.js';
 import { openSegmentForRead, scanSegmentFile, UnsafeSegmentError, type ChainHead, type ScanFault } from './segment-scanner.js';

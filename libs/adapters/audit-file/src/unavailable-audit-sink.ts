@@ -1,5 +1,5 @@
 import type { AuditEvent, AuditQuery, AuditReceipt, AuditRecord, AuditReport, AuditSink } from '@toolgate/contracts';
-import { AuditUnavailableError } from '@toolgate/adapter-kit-audit-chain';
+import { AuditUnavailableError } from '@toolgate/adapter-kit-audit';
 
 /**
  * The sink the server installs when the real one cannot open (damaged trail, locked directory,

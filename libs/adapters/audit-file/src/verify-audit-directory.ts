@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { AuditReceipt, AuditReport } from '@toolgate/contracts';
-import { createFrameDigester, type DigestAlgorithm } from '@toolgate/adapter-kit-audit-chain';
+import { createFrameDigester, type DigestAlgorithm } from '@toolgate/adapter-kit-audit';
 import { verifyTrail } from './trail-reader.js';
 
 /** Options of the offline verifier. */

@@ -11,7 +11,7 @@ import {
   GroupCommitQueue,
   type EncodedFrame,
   type FrameDigester,
-} from '@toolgate/adapter-kit-audit-chain';
+} from '@toolgate/adapter-kit-audit';
 import { FRAMES_TABLE, HEAD_TABLE, migrateAuditSchema } from './pg-audit-schema.js';
 
 /** Options of `PgAuditSink.open`. */
