@@ -1,3 +1,3 @@
 import { toolgateProject } from '../../../vitest.shared.ts';
 
-export default toolgateProject('adapter-kit-audit-chain');
+export default toolgateProject('adapter-kit-audit');
