@@ -62,6 +62,7 @@ export { SettingsStoreToken, type SettingsStore, type EgressSettings } from './s
 export { ClockToken, type Clock } from './clock.port.js';
 export {
   SearchProviderToken,
+  SearchConfigError,
   type SearchProvider,
   type SearchResult,
   type SearchOptions,

@@ -25,4 +25,24 @@ export interface SearchProvider {
   readonly host: string;
   search(query: string, options: SearchOptions): Promise<readonly SearchResult[]>;
 }
+/**
+ * A provider cannot be built from the settings it was given: a fault of the operator's
+ * configuration, found at start, never a tool failure an agent sees. `missing` tells a setting
+ * that is absent (the server may fall back to the default provider, and says so) from one that is
+ * present but unusable (the server refuses to start). The message names the setting, never its
+ * value, since that may be a key.
+ */
+export class SearchConfigError extends Error {
+  override readonly name = 'SearchConfigError';
+  constructor(
+    message: string,
+    /** The environment variable at fault, e.g. `TOOLGATE_WEB_SEARCH_API_KEY`. */
+    readonly setting: string,
+    /** True when the setting is absent rather than unusable. */
+    readonly missing: boolean,
+  ) {
+    super(message);
+  }
+}
+
 export const SearchProviderToken: Token<SearchProvider> = token('SearchProvider');
