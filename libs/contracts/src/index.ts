@@ -12,15 +12,25 @@ export { PrincipalDirectoryToken, type PrincipalDirectory } from './principal-di
 export {
   RISK_LEVELS,
   PERMISSION_TYPES,
-  EXECUTOR_TIERS,
   type RiskLevel,
   type PermissionType,
   type Permission,
   type Provenance,
-  type ExecutorTier,
   type EgressSpec,
   type ToolManifest,
 } from './tool-manifest.js';
+export {
+  EXECUTOR_TIERS,
+  EXECUTOR_TIER_TRAITS,
+  PROCESS_TIERS,
+  LONG_LIVED_TIERS,
+  isProcessTier,
+  isLongLivedTier,
+  type ExecutorTier,
+  type ExecutorTierTraits,
+  type ProcessTier,
+  type LongLivedTier,
+} from './executor-tiers.js';
 export type { ToolContext, ToolHandler, ToolDefinition } from './tool-handler.js';
 export type { ToolSource } from './tool-source.port.js';
 export { ToolExecutorsToken, type ToolExecutor } from './tool-executor.port.js';

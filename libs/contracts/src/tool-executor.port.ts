@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from './json.js';
-import type { ExecutorTier } from './tool-manifest.js';
+import type { ExecutorTier } from './executor-tiers.js';
 import type { ProcessRunner } from './process-runner.port.js';
 import type { ToolContext, ToolHandler } from './tool-handler.js';
 import { token, type Token } from './token.js';

@@ -1,3 +1,4 @@
+import type { ExecutorTier } from './executor-tiers.js';
 import type { JsonSchema } from './json.js';
 
 /** How much harm a tool can do. `high` and `critical` need a human approval per payload. */
@@ -25,13 +26,6 @@ export interface Permission {
 /** Where a tool comes from. Anything but first-party is unverified and defaults to `high` risk. */
 export type Provenance = 'first-party' | `mcp:${string}`;
 
-/**
- * The sandbox a tool runs in: tier 0 in-process, tier 1 `unisolated` (a host process as the
- * server's user; the name says it is not a sandbox), tier 2 namespace (`bwrap`) or `container`.
- */
-export type ExecutorTier = 'inprocess' | 'unisolated' | 'bwrap' | 'container';
-export const EXECUTOR_TIERS: readonly ExecutorTier[] = ['inprocess', 'unisolated', 'bwrap', 'container'];
-
 /** Hosts a call will reach: fixed ones, and/or the host of a URL argument. */
 export interface EgressSpec {
   /** Bare lowercase host names the tool always contacts. */
@@ -57,6 +51,7 @@ export interface ToolManifest {
   /** Drop (never pass on) arguments the schema does not name, instead of refusing them. */
   readonly ignoreUnknownArgs?: boolean;
   readonly egress?: EgressSpec;
+  /** The sandbox the tool runs in; what it isolates is its executor's `isolation`. */
   readonly tier: ExecutorTier;
   /** Upper bound of one call; the executor aborts the call at this deadline. */
   readonly timeoutMs: number;

@@ -1,11 +1,21 @@
-import { PERMISSION_TYPES, RISK_LEVELS, type Permission, type PermissionType, type RiskLevel } from '@toolgate/contracts';
+import {
+  LONG_LIVED_TIERS,
+  PERMISSION_TYPES,
+  RISK_LEVELS,
+  type LongLivedTier,
+  type Permission,
+  type PermissionType,
+  type RiskLevel,
+} from '@toolgate/contracts';
 
 /**
- * The sandbox tiers an MCP server may run at: tier 2 (`bwrap`, bubblewrap) or tier 1
- * (`unisolated`: a host process as the server's user, named so nobody picks it by accident).
+ * The sandbox tiers an MCP server may run at: the tiers that can host a long-lived process
+ * (`hostsLongLived` in the contracts' tier traits), today `bwrap` (tier 2, bubblewrap) and
+ * `unisolated` (tier 1: a host process as the server's user, named so nobody picks it by accident).
  */
-export type McpServerTier = 'bwrap' | 'unisolated';
-export const MCP_SERVER_TIERS: readonly McpServerTier[] = ['bwrap', 'unisolated'];
+export type McpServerTier = LongLivedTier;
+/** {@link McpServerTier} as a list, sorted by name so messages read the same whatever the tier order. */
+export const MCP_SERVER_TIERS: readonly McpServerTier[] = [...LONG_LIVED_TIERS].sort();
 
 /** Tier names that were renamed; the old spelling is refused with what it is now called and why. */
 const RENAMED_TIERS: Readonly<Record<string, string>> = {
