@@ -1,12 +1,7 @@
 import { chmod, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  AuditCorruptError,
-  AuditUnavailableError,
-  FileAuditSink,
-  UnavailableAuditSink,
-} from '@toolgate/adapter-audit-file';
-import { AuditSchemaTooNewError, PgAuditSink } from '@toolgate/adapter-audit-postgres';
+import { FileAuditSink, UnavailableAuditSink } from '@toolgate/adapter-audit-file';
+import { PgAuditSink } from '@toolgate/adapter-audit-postgres';
 import { BwrapExecutor } from '@toolgate/adapter-executor-bwrap';
 import { ContainerExecutor } from '@toolgate/adapter-executor-container';
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
@@ -21,6 +16,8 @@ import { openSqliteDatabase, openSqliteStores, SqliteMessageBus } from '@toolgat
 import { OxigraphKnowledgeGraph } from '@toolgate/adapter-graph-oxigraph';
 import { checkToolDefinition } from '@toolgate/gateway';
 import {
+  AuditCorruptError,
+  AuditUnavailableError,
   ToolError,
   type ApprovalStore,
   type AuditSink,
@@ -108,7 +105,7 @@ async function openAudit(config: ServerConfig, log: Log, closers: Closers): Prom
     closers.add(() => sink.close());
     return sink;
   } catch (error) {
-    const known = [AuditCorruptError, AuditUnavailableError, AuditSchemaTooNewError];
+    const known = [AuditCorruptError, AuditUnavailableError];
     if (known.some((kind) => error instanceof kind)) {
       log('error', `audit trail unavailable, every tool call will be refused: ${(error as Error).message}`);
       return new UnavailableAuditSink((error as Error).message);

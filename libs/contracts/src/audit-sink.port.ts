@@ -111,3 +111,46 @@ export interface AuditSink {
   close(): Promise<void>;
 }
 export const AuditSinkToken: Token<AuditSink> = token('AuditSink');
+
+/**
+ * The trail is damaged: a bad digest, a broken chain, a gap or reorder, a damaged header or
+ * segment (files), a head row that is not the last frame (PostgreSQL). The message names the
+ * segment (or table) and the record; it carries no host path. The server answers every call with
+ * `AUDIT_UNAVAILABLE` until an operator acts. Every sink throws this one class, so the composition
+ * root handles damage without knowing which adapter found it.
+ */
+export class AuditCorruptError extends Error {
+  override readonly name = 'AuditCorruptError';
+  /** The verification report whose `fault` names the first bad segment/record. */
+  readonly report: AuditReport;
+  constructor(report: AuditReport) {
+    super(`the audit trail is damaged: ${report.fault?.reason ?? 'unknown fault'}`);
+    this.report = report;
+  }
+  /** The damaged segment's file name (or the table, for PostgreSQL). */
+  get segment(): string | undefined {
+    return this.report.fault?.segment;
+  }
+  /** 1-based position of the bad frame in its segment (absent for header and file faults). */
+  get record(): number | undefined {
+    return this.report.fault?.record;
+  }
+}
+
+/**
+ * The sink cannot accept appends: the directory is held by another writer, the database cannot be
+ * reached or was migrated by a newer server, the HMAC key does not fit the trail, an earlier
+ * `fdatasync` failed, or the sink is closed. Fail closed. Adapters may throw a subclass that says
+ * more (e.g. a schema that is too new); callers catch this class.
+ */
+export class AuditUnavailableError extends Error {
+  override readonly name: string = 'AuditUnavailableError';
+}
+
+/**
+ * An event (or a stored frame) that does not have the shape of an `AuditEvent`: the sink refuses to
+ * write it, and a reader refuses to trust it. Rejects one `append`, never the sink as a whole.
+ */
+export class InvalidAuditEventError extends Error {
+  override readonly name = 'InvalidAuditEventError';
+}

@@ -49,6 +49,9 @@ export {
 } from './invocation.js';
 export {
   AuditSinkToken,
+  AuditCorruptError,
+  AuditUnavailableError,
+  InvalidAuditEventError,
   type AuditSink,
   type AuditEvent,
   type AuditEventKind,

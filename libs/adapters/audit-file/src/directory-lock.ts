@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { lstat, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { AuditUnavailableError } from '@toolgate/adapter-kit-audit';
+import { AuditUnavailableError } from '@toolgate/contracts';
 
 /** The lock file (an empty SQLite database, used only for its OS lock). */
 export const LOCK_FILE = 'audit.lock';

@@ -1,10 +1,18 @@
 import { constants, fstatSync, lstatSync } from 'node:fs';
 import { lstat, mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { AuditEvent, AuditQuery, AuditReceipt, AuditRecord, AuditReport, AuditSink, Clock } from '@toolgate/contracts';
 import {
   AuditCorruptError,
   AuditUnavailableError,
+  type AuditEvent,
+  type AuditQuery,
+  type AuditReceipt,
+  type AuditRecord,
+  type AuditReport,
+  type AuditSink,
+  type Clock,
+} from '@toolgate/contracts';
+import {
   createFrameDigester,
   decodeFrameJson,
   encodePrepared,

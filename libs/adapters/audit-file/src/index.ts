@@ -6,7 +6,5 @@ export {
   type VerifyAuditDirectoryOptions,
   type DirectoryAuditReport,
 } from './verify-audit-directory.js';
-export { AuditCorruptError, AuditUnavailableError } from '@toolgate/adapter-kit-audit';
 export { nodeAuditFileIo, type AuditFileIo } from './audit-file-io.js';
-export { InvalidAuditEventError, MIN_HMAC_KEY_BYTES } from '@toolgate/adapter-kit-audit';
-export { redactSecrets, REDACTED } from '@toolgate/adapter-kit-audit';
+export { MIN_HMAC_KEY_BYTES } from '@toolgate/adapter-kit-audit';

@@ -1,5 +1,4 @@
-import type { AuditEvent, AuditQuery, AuditReceipt, AuditRecord, AuditReport, AuditSink } from '@toolgate/contracts';
-import { AuditUnavailableError } from '@toolgate/adapter-kit-audit';
+import { AuditUnavailableError, type AuditEvent, type AuditQuery, type AuditReceipt, type AuditRecord, type AuditReport, type AuditSink } from '@toolgate/contracts';
 
 /**
  * The sink the server installs when the real one cannot open (damaged trail, locked directory,

@@ -3,7 +3,8 @@ import { appendFile, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditUnavailableError, FileAuditSink, verifyAuditDirectory } from '../src/index.js';
+import { AuditUnavailableError } from '@toolgate/contracts';
+import { FileAuditSink, verifyAuditDirectory } from '../src/index.js';
 import { framesOnDisk, segmentNames, tempRoot } from './trail-files.js';
 
 const TSX = fileURLToPath(new URL('../../../../node_modules/.bin/tsx', import.meta.url));

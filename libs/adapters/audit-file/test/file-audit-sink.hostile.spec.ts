@@ -2,9 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { appendFile, mkdir, readdir, readFile, rename, rm, stat, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AuditCorruptError, AuditUnavailableError } from '@toolgate/contracts';
 import {
-  AuditCorruptError,
-  AuditUnavailableError,
   FileAuditSink,
   formatAuditReport,
   nodeAuditFileIo,

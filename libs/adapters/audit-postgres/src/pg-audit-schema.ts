@@ -1,3 +1,4 @@
+import { AuditUnavailableError } from '@toolgate/contracts';
 import type { PoolClient } from 'pg';
 
 /** One step of the audit schema. Versions start at 1 and only ever grow. */
@@ -52,8 +53,12 @@ const MIGRATIONS: readonly AuditMigration[] = [
   },
 ];
 
-/** The database was migrated by a newer server than this one. */
-export class AuditSchemaTooNewError extends Error {
+/**
+ * The database was migrated by a newer server than this one. A kind of `AuditUnavailableError`, so
+ * the server treats it like every other sink that cannot accept appends: it keeps serving health and
+ * refuses every call.
+ */
+export class AuditSchemaTooNewError extends AuditUnavailableError {
   override readonly name = 'AuditSchemaTooNewError';
 }
 

@@ -1,8 +1,15 @@
-import type { AuditEvent, AuditQuery, AuditReceipt, AuditRecord, AuditReport, AuditSink } from '@toolgate/contracts';
-import pg from 'pg';
 import {
   AuditCorruptError,
   AuditUnavailableError,
+  type AuditEvent,
+  type AuditQuery,
+  type AuditReceipt,
+  type AuditRecord,
+  type AuditReport,
+  type AuditSink,
+} from '@toolgate/contracts';
+import pg from 'pg';
+import {
   chainPrefix,
   createFrameDigester,
   decodeFrameJson,

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { AuditEvent, AuditReceipt } from '@toolgate/contracts';
+import { AuditCorruptError, AuditUnavailableError, type AuditEvent, type AuditReceipt } from '@toolgate/contracts';
 import { createTestDatabase, specFrameDigest, type TestDatabase } from '@toolgate/testing';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { AuditCorruptError, AuditUnavailableError, PgAuditSink } from '../src/index.js';
+import { PgAuditSink } from '../src/index.js';
 
 const TSX = fileURLToPath(new URL('../../../../node_modules/.bin/tsx', import.meta.url));
 const CHILD = fileURLToPath(new URL('./pg-writer-child.ts', import.meta.url));

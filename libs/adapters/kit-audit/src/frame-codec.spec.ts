@@ -1,7 +1,7 @@
 import { SPEC_GENESIS, specFrameDigest } from '@toolgate/testing';
-import type { AuditEvent } from '@toolgate/contracts';
+import { InvalidAuditEventError, type AuditEvent } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { GENESIS_DIGEST, InvalidAuditEventError, chainPrefix, createFrameDigester, decodeFrameJson, encodeFrame } from './frame-codec.js';
+import { GENESIS_DIGEST, chainPrefix, createFrameDigester, decodeFrameJson, encodeFrame } from './frame-codec.js';
 
 const event: AuditEvent = {
   event: 'succeeded',

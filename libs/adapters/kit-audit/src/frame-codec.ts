@@ -1,8 +1,7 @@
 // The one frame codec of both audit sinks (file and PostgreSQL): they write the same frame JSON
 // and the same digest, so one specification (docs/audit-format.md) and one verifier cover both.
 import { createHmac, hash } from 'node:crypto';
-import type { AuditEvent, AuditEventKind, AuditRecord } from '@toolgate/contracts';
-import { redactSecrets } from './redact.js';
+import { InvalidAuditEventError, redactSecrets, type AuditEvent, type AuditEventKind, type AuditRecord } from '@toolgate/contracts';
 
 /** `prev` of the very first frame of a trail: 64 zeros. */
 export const GENESIS_DIGEST = '0'.repeat(64);
@@ -73,11 +72,6 @@ export const MAX_FRAME_BYTES = 1024 * 1024;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 const HEX64 = /^[0-9a-f]{64}$/;
 const TRUNCATED = '…[truncated]';
-
-/** An event the sink refuses to write because it does not have the shape of an `AuditEvent`. */
-export class InvalidAuditEventError extends Error {
-  override readonly name = 'InvalidAuditEventError';
-}
 
 /** How frames are digested: plain SHA-256, or HMAC-SHA-256 under an operator's key. */
 export type DigestAlgorithm = 'sha256' | 'hmac-sha256';

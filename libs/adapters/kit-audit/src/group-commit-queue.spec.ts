@@ -1,6 +1,5 @@
-import type { AuditEvent } from '@toolgate/contracts';
+import { InvalidAuditEventError, type AuditEvent } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { InvalidAuditEventError } from './frame-codec.js';
 import { GroupCommitQueue, type PendingAppend } from './group-commit-queue.js';
 
 const event = (i: number): AuditEvent => ({ event: 'authorized', ts: '2026-11-30T10:00:00.000Z', tenant: 'acme', callId: `c${i}` });

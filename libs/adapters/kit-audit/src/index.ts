@@ -6,7 +6,6 @@ export {
   FRAME_PREFIX_BYTES,
   MAX_FRAME_BYTES,
   MIN_HMAC_KEY_BYTES,
-  InvalidAuditEventError,
   createFrameDigester,
   normalizeEvent,
   encodeFrameJson,
@@ -19,6 +18,4 @@ export {
   type FrameDigester,
   type EncodedFrame,
 } from './frame-codec.js';
-export { redactSecrets, REDACTED } from './redact.js';
-export { AuditCorruptError, AuditUnavailableError } from './errors.js';
 export { GroupCommitQueue, type GroupCommitOptions, type PendingAppend } from './group-commit-queue.js';
