@@ -13,10 +13,10 @@ import type {
   ToolDefinition,
   ToolExecutor,
 } from '@toolgate/contracts';
-import { argsDigest } from './canonical-json.js';
+import { argsDigest } from './audit/canonical-json.js';
 import type { GatewayDeps, GatewayLimits } from './gateway-deps.js';
 import type { TenantWorkspaces } from './tenant-workspaces.js';
-import type { ToolAccess } from './tool-access.js';
+import type { ToolAccess } from './registry/tool-access.js';
 
 /** Why a call is being taken through the gates: the same gates serve three operations. */
 export type CallMode = 'invoke' | 'explain' | 'approval-request';

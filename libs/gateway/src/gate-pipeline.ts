@@ -1,19 +1,19 @@
 import { redactSecrets, type Denial, type Gate, type InvokeResult, type JsonValue } from '@toolgate/contracts';
-import { callEvent, denialEvent } from './audit-events.js';
+import { callEvent, denialEvent } from './audit/audit-events.js';
 import { toolOf, type Call, type CallGate, type Runtime } from './call.js';
 import { allowGate } from './gates/allow-gate.js';
 import { approvalGate } from './gates/approval-gate.js';
-import { authorize } from './gates/audit-gate.js';
+import { authorize } from './steps/commit-step.js';
 import { budgetGate } from './gates/budget-gate.js';
 import { depthGate } from './gates/depth-gate.js';
 import { egressGate } from './gates/egress-gate.js';
-import { execute, executorFor, type Execution } from './gates/execute-gate.js';
+import { execute, executorFor, type Execution } from './steps/execute-step.js';
 import { inputGate } from './gates/input-gate.js';
 import { lookupGate } from './gates/lookup-gate.js';
-import { checkOutput } from './gates/output-gate.js';
+import { checkOutput } from './steps/output-step.js';
 import { permissionsGate } from './gates/permissions-gate.js';
 import { sizeGate } from './gates/size-gate.js';
-import { stateUnavailable } from './gates/state-unavailable.js';
+import { stateUnavailable } from './denials/state-unavailable.js';
 
 /** Gate 4: nesting first (every later step recurses over the arguments), then the serialized size. */
 const nestingAndSizeGate: CallGate = {

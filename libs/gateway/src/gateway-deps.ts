@@ -10,7 +10,7 @@ import type {
   SettingsStore,
   ToolExecutor,
 } from '@toolgate/contracts';
-import type { ToolRegistry } from './tool-registry.js';
+import type { ToolRegistry } from './registry/tool-registry.js';
 
 /** Size and time bounds the gateway enforces on every call. */
 export interface GatewayLimits {

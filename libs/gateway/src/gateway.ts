@@ -12,16 +12,16 @@ import type {
   Principal,
   ToolManifest,
 } from '@toolgate/contracts';
-import { ApprovalDesk, type ApprovalRequestResult, type ApprovalView } from './approval-desk.js';
-import { AuditAccess, type TenantAuditReport } from './audit-access.js';
+import { ApprovalDesk, type ApprovalRequestResult, type ApprovalView } from './desks/approval-desk.js';
+import { AuditAccess, type TenantAuditReport } from './desks/audit-access.js';
 import { deny, newCall, type Call, type Runtime } from './call.js';
-import { EgressSettingsDesk } from './egress-settings.js';
+import { EgressSettingsDesk } from './desks/egress-settings-desk.js';
 import { GatePipeline, PREFLIGHT_GATES, runGates } from './gate-pipeline.js';
 import { DEFAULT_LIMITS, type GatewayDeps } from './gateway-deps.js';
 import { payloadDigestOf } from './gates/approval-gate.js';
-import { executorFor } from './gates/execute-gate.js';
+import { executorFor } from './steps/execute-step.js';
 import { TenantWorkspaces } from './tenant-workspaces.js';
-import { ToolAccess } from './tool-access.js';
+import { ToolAccess } from './registry/tool-access.js';
 
 /**
  * The one chokepoint every tool call passes: twelve gates in a fixed order, failing closed

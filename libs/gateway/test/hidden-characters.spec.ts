@@ -1,6 +1,6 @@
 import type { JsonObject } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { MAX_HIDDEN_WARNINGS } from '../src/hidden-characters.js';
+import { MAX_HIDDEN_WARNINGS } from '../src/desks/hidden-characters.js';
 import type { ApprovalView } from '../src/index.js';
 import { harness, testTool } from './harness.js';
 

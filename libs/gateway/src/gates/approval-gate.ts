@@ -1,6 +1,6 @@
 import { BuiltInRoles, type ApprovalRecord, type Denial } from '@toolgate/contracts';
 import { deny, toolOf, type Call, type CallGate, type Runtime } from '../call.js';
-import { payloadDigest } from '../canonical-json.js';
+import { payloadDigest } from '../audit/canonical-json.js';
 
 /**
  * Gate 7: `high` and `critical` tools need an approval bound to this exact payload (see ADR

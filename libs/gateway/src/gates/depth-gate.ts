@@ -1,5 +1,5 @@
 import { deny, type CallGate } from '../call.js';
-import { MAX_ARGS_DEPTH, nestedWithin } from '../nesting.js';
+import { MAX_ARGS_DEPTH, nestedWithin } from '../schema/nesting.js';
 
 /**
  * Gate 4, first half: the arguments nest at most `MAX_ARGS_DEPTH` levels. It runs before the size

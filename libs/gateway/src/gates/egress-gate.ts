@@ -1,6 +1,6 @@
 import type { Denial, EgressSettings } from '@toolgate/contracts';
 import { deny, toolOf, type Call, type CallGate } from '../call.js';
-import { hostOfUrl, normalizeEgressHost } from '../egress-host.js';
+import { hostOfUrl, normalizeEgressHost } from '../egress/egress-host.js';
 
 /**
  * Gate 8: every host the call will reach (the manifest's fixed hosts and the host of its URL

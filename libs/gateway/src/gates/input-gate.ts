@@ -1,9 +1,9 @@
 import type { JsonObject, Repair } from '@toolgate/contracts';
 import { deny, toolOf, type CallGate } from '../call.js';
-import { describeParameters, describeProblems, parametersHint } from '../input-problems.js';
-import { repairInput } from '../input-repair.js';
-import { setOwn } from '../own-property.js';
-import { compileSchema } from '../schema-compiler.js';
+import { describeParameters, describeProblems, parametersHint } from '../schema/input-problems.js';
+import { repairInput } from '../schema/input-repair.js';
+import { setOwn } from '../schema/own-property.js';
+import { compileSchema } from '../schema/schema-compiler.js';
 
 /**
  * Gate 6: the arguments satisfy the tool's input schema, after dropping unknown arguments (only

@@ -1,5 +1,5 @@
 import { deny, type CallGate } from '../call.js';
-import { closestNames } from './closest-names.js';
+import { closestNames } from '../denials/closest-names.js';
 
 /**
  * Gate 1: the tool exists, at the version the caller pinned. Suggestions for an unknown name

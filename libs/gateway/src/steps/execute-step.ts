@@ -10,8 +10,8 @@ import {
   type ToolExecutor,
 } from '@toolgate/contracts';
 import { deny, toolOf, type Call, type Runtime } from '../call.js';
-import { sanitizeToolMessage } from '../error-sanitizer.js';
-import { ScopedHttpClient } from '../scoped-http-client.js';
+import { sanitizeToolMessage } from '../denials/error-sanitizer.js';
+import { ScopedHttpClient } from '../egress/scoped-http-client.js';
 
 /**
  * How long after the deadline the gateway still waits for an executor to report back (a process

@@ -1,8 +1,8 @@
 import type { ApprovalOutcome, Denial } from '@toolgate/contracts';
 import { deny, type Call, type Runtime } from '../call.js';
-import { callEvent } from '../audit-events.js';
-import { budgetExhausted } from './budget-gate.js';
-import { stateUnavailable } from './state-unavailable.js';
+import { callEvent } from '../audit/audit-events.js';
+import { budgetExhausted } from '../gates/budget-gate.js';
+import { stateUnavailable } from '../denials/state-unavailable.js';
 
 /**
  * Gate 9, the commit point: the "authorized" record must be durable before anything is spent

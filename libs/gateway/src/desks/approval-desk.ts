@@ -1,11 +1,11 @@
 import { redactSecrets, type ApprovalOutcome, type ApprovalRecord, type ApprovalStatus, type AuditEvent, type AuditReceipt, type Denial, type DenialCode, type JsonObject, type NewApproval, type Principal } from '@toolgate/contracts';
-import { approvalDecidedEvent, approvalNotAppliedEvent, approvalRequestedEvent, denialEvent, type ApprovalVerdict } from './audit-events.js';
-import { deny, newCall, toolOf, type Call, type Runtime } from './call.js';
-import { APPROVAL_REQUEST_GATES, runGates } from './gate-pipeline.js';
-import { GatewayError } from './gateway-error.js';
+import { approvalDecidedEvent, approvalNotAppliedEvent, approvalRequestedEvent, denialEvent, type ApprovalVerdict } from '../audit/audit-events.js';
+import { deny, newCall, toolOf, type Call, type Runtime } from '../call.js';
+import { APPROVAL_REQUEST_GATES, runGates } from '../gate-pipeline.js';
+import { GatewayError } from '../denials/gateway-error.js';
 import { hiddenCharacters } from './hidden-characters.js';
-import { payloadDigestOf } from './gates/approval-gate.js';
-import { stateUnavailable } from './gates/state-unavailable.js';
+import { payloadDigestOf } from '../gates/approval-gate.js';
+import { stateUnavailable } from '../denials/state-unavailable.js';
 import { APPROVAL_FILES_NOTE, digestNamedFiles, namedPaths, ReadBudget, type NamedFile } from './named-files.js';
 import { fromStore, holds, requireRole } from './roles.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hostOfUrl, normalizeEgressHost } from './egress-host.js';
-import { GatewayError } from './gateway-error.js';
+import { GatewayError } from '../denials/gateway-error.js';
 
 function refusal(input: string): string {
   try {

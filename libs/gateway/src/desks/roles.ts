@@ -1,5 +1,5 @@
 import { BuiltInRoles, type Principal } from '@toolgate/contracts';
-import { GatewayError } from './gateway-error.js';
+import { GatewayError } from '../denials/gateway-error.js';
 
 /** Whether the principal holds a built-in capability role. */
 export function holds(principal: Principal, role: keyof typeof BuiltInRoles): boolean {

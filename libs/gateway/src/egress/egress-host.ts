@@ -1,6 +1,6 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { domainToASCII } from 'node:url';
-import { GatewayError } from './gateway-error.js';
+import { GatewayError } from '../denials/gateway-error.js';
 
 const MAX_HOST_LENGTH = 253;
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;

@@ -1,5 +1,5 @@
 import type { ApprovalRecord, AuditEvent, AuditEventKind, Denial } from '@toolgate/contracts';
-import { argsDigestOf, type Call, type Runtime } from './call.js';
+import { argsDigestOf, type Call, type Runtime } from '../call.js';
 import { argsDigest } from './canonical-json.js';
 
 const MAX_NAME = 128;

@@ -1,6 +1,6 @@
 import type { AuditRecord, Principal } from '@toolgate/contracts';
-import type { Runtime } from './call.js';
-import { GatewayError } from './gateway-error.js';
+import type { Runtime } from '../call.js';
+import { GatewayError } from '../denials/gateway-error.js';
 import { fromStore, holds, requireRole } from './roles.js';
 
 const MAX_TAIL = 1000;

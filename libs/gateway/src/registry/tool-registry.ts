@@ -1,5 +1,5 @@
 import type { ToolDefinition, ToolSource } from '@toolgate/contracts';
-import { GatewayError } from './gateway-error.js';
+import { GatewayError } from '../denials/gateway-error.js';
 import { checkToolDefinition, type ToolTrust } from './manifest-rules.js';
 
 /** A tool a source offered that the registry refused, and why. */

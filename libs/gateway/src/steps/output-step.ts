@@ -1,9 +1,9 @@
 import { Buffer } from 'node:buffer';
 import type { JsonValue } from '@toolgate/contracts';
 import { deny, toolOf, type Call, type Runtime } from '../call.js';
-import { describeProblems } from '../input-problems.js';
-import { compileSchema } from '../schema-compiler.js';
-import type { Execution } from './execute-gate.js';
+import { describeProblems } from '../schema/input-problems.js';
+import { compileSchema } from '../schema/schema-compiler.js';
+import type { Execution } from './execute-step.js';
 
 /**
  * Gate 11: the output fits the size limit (the manifest's, else the gateway's) and its declared

@@ -10,10 +10,10 @@ import {
   type JsonValue,
 } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { denialOf, harness, testTool } from '../test/harness.js';
+import { denialOf, harness, testTool } from '../../test/harness.js';
 import { describeProblems } from './input-problems.js';
 import { compileSchema, MAX_SCHEMA_ERRORS } from './schema-compiler.js';
-import { ToolRegistry } from './tool-registry.js';
+import { ToolRegistry } from '../registry/tool-registry.js';
 
 describe('compileSchema', () => {
   it('compiles once per schema object and once per schema text', () => {

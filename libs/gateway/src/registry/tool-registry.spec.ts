@@ -1,6 +1,6 @@
 import type { ToolDefinition, ToolManifest, ToolSource } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from './gateway-error.js';
+import { GatewayError } from '../denials/gateway-error.js';
 import { ToolRegistry } from './tool-registry.js';
 
 function tool(overrides: Partial<ToolManifest> = {}): ToolDefinition {

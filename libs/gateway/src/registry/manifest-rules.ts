@@ -6,9 +6,9 @@ import {
   type ToolDefinition,
   type ToolManifest,
 } from '@toolgate/contracts';
-import { normalizeEgressHost } from './egress-host.js';
-import { GatewayError } from './gateway-error.js';
-import { compileSchema } from './schema-compiler.js';
+import { normalizeEgressHost } from '../egress/egress-host.js';
+import { GatewayError } from '../denials/gateway-error.js';
+import { compileSchema } from '../schema/schema-compiler.js';
 
 /** How far the registry trusts a tool beyond what its manifest says. */
 export interface ToolTrust {

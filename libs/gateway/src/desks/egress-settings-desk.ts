@@ -1,7 +1,7 @@
 import type { EgressSettings, Principal } from '@toolgate/contracts';
-import type { Runtime } from './call.js';
-import { normalizeEgressHost } from './egress-host.js';
-import { GatewayError } from './gateway-error.js';
+import type { Runtime } from '../call.js';
+import { normalizeEgressHost } from '../egress/egress-host.js';
+import { GatewayError } from '../denials/gateway-error.js';
 import { fromStore, requireRole } from './roles.js';
 
 const MAX_HOSTS = 1000;
