@@ -18,7 +18,7 @@ import { checkToolDefinition } from '@toolgate/gateway';
 import {
   AuditCorruptError,
   AuditUnavailableError,
-  ToolError,
+  SearchConfigError,
   type ApprovalStore,
   type AuditSink,
   type BudgetStore,
@@ -123,7 +123,7 @@ export function selectSearchProvider(config: ServerConfig['webSearch'], log: Log
     }
   } catch (error) {
     // Only a missing setting falls back; a setting that is present but unusable is an error.
-    if (!(error instanceof ToolError) || error.reason !== 'MISSING_SETTING') {
+    if (!(error instanceof SearchConfigError) || !error.missing) {
       throw new StartupError(`TOOLGATE_WEB_SEARCH_PROVIDER=${config.provider}: ${(error as Error).message}`);
     }
     log('warn', `web_search: ${error.message}; falling back to duckduckgo`);

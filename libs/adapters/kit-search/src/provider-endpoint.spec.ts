@@ -1,4 +1,4 @@
-import { ToolError } from '@toolgate/contracts';
+import { SearchConfigError, ToolError } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
 import { resolveEndpoint } from './provider-endpoint.js';
 
@@ -30,11 +30,14 @@ describe('resolveEndpoint', () => {
         resolveEndpoint(baseUrl, 'SearXNG', '/search');
         throw new Error(`expected ${baseUrl} to be refused`);
       } catch (err) {
-        expect(err, baseUrl).toBeInstanceOf(ToolError);
-        expect((err as ToolError).reason).toBe('INVALID_SETTING');
-        expect((err as ToolError).message).toMatch(message);
-        expect((err as ToolError).message).not.toContain('s3cret');
-        expect((err as ToolError).message).not.toContain('searx.example.org');
+        // A configuration fault, not a tool failure: it must never reach an agent as one.
+        expect(err, baseUrl).toBeInstanceOf(SearchConfigError);
+        expect(err, baseUrl).not.toBeInstanceOf(ToolError);
+        expect((err as SearchConfigError).setting).toBe('TOOLGATE_WEB_SEARCH_BASE_URL');
+        expect((err as SearchConfigError).missing).toBe(false);
+        expect((err as SearchConfigError).message).toMatch(message);
+        expect((err as SearchConfigError).message).not.toContain('s3cret');
+        expect((err as SearchConfigError).message).not.toContain('searx.example.org');
       }
     }
   });

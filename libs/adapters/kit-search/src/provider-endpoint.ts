@@ -1,4 +1,7 @@
-import { ToolError } from '@toolgate/contracts';
+import { SearchConfigError } from '@toolgate/contracts';
+
+/** The one setting every provider's base URL comes from. */
+export const BASE_URL_SETTING = 'TOOLGATE_WEB_SEARCH_BASE_URL';
 
 /** Where a provider sends its searches, derived from an operator-configured base URL. */
 export interface ProviderEndpoint {
@@ -11,8 +14,9 @@ export interface ProviderEndpoint {
 /**
  * Validates a provider's base URL (a default or `TOOLGATE_WEB_SEARCH_BASE_URL`) and derives the
  * host the gateway's egress gate checks and the endpoint the provider calls. A base URL that is
- * not a plain http(s) URL is refused with reason `INVALID_SETTING`, a startup error, and the
- * message never repeats the URL, which could carry credentials.
+ * not a plain http(s) URL is refused with a `SearchConfigError` naming `TOOLGATE_WEB_SEARCH_BASE_URL`
+ * as present but unusable (a startup error, never a tool failure), and the message never repeats
+ * the URL, which could carry credentials.
  *
  * @param baseUrl e.g. `https://search.example.org/searxng/`
  * @param provider the service's name as operators know it, e.g. `SearXNG`
@@ -23,10 +27,10 @@ export function resolveEndpoint(baseUrl: string, provider: string, path: string)
   try {
     base = new URL(baseUrl);
   } catch {
-    throw new ToolError(`the ${provider} base URL is not a valid URL`, 'INVALID_SETTING');
+    throw new SearchConfigError(`the ${provider} base URL is not a valid URL`, BASE_URL_SETTING, false);
   }
   if ((base.protocol !== 'http:' && base.protocol !== 'https:') || base.username || base.password || base.search || base.hash) {
-    throw new ToolError(`the ${provider} base URL must be a plain http(s) URL without credentials, query or fragment`, 'INVALID_SETTING');
+    throw new SearchConfigError(`the ${provider} base URL must be a plain http(s) URL without credentials, query or fragment`, BASE_URL_SETTING, false);
   }
   return {
     host: base.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, ''),

@@ -59,7 +59,8 @@ export class DuckDuckGoSearchProvider implements SearchProvider {
 
 /**
  * Builds the provider from the server's settings. DuckDuckGo needs none, so this never throws a
- * missing-setting error; it is the fallback of the other providers.
+ * missing-setting error; it is the fallback of the other providers. A base URL that is given but
+ * unusable is a `SearchConfigError` naming `TOOLGATE_WEB_SEARCH_BASE_URL` (a startup error).
  */
 export function createDuckDuckGoProvider(settings: { baseUrl?: string } = {}): DuckDuckGoSearchProvider {
   return new DuckDuckGoSearchProvider(settings.baseUrl ? { baseUrl: settings.baseUrl } : {});

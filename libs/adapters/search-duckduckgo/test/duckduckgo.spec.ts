@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ToolError } from '@toolgate/contracts';
+import { SearchConfigError, ToolError } from '@toolgate/contracts';
 import { LoopbackHttpClient, startReplayServer, testSearchProvider } from '@toolgate/testing';
 import { describe, expect, it } from 'vitest';
 import { createDuckDuckGoProvider, decodeResultLink, DuckDuckGoSearchProvider, parseDuckDuckGoHtml } from '../src/index.js';
@@ -122,12 +122,14 @@ describe('DuckDuckGo specifics', () => {
   it('refuses a base URL it cannot use', () => {
     for (const baseUrl of ['not a url', 'ftp://example.com', 'https://u:p@example.com', 'https://example.com/?q=1']) {
       const attempt = () => new DuckDuckGoSearchProvider({ baseUrl });
-      expect(attempt, baseUrl).toThrow(ToolError);
+      expect(attempt, baseUrl).toThrow(SearchConfigError);
       try {
         attempt();
       } catch (err) {
-        expect((err as ToolError).reason).toBe('INVALID_SETTING');
-        expect((err as ToolError).message).not.toContain('u:p');
+        expect(err, baseUrl).not.toBeInstanceOf(ToolError);
+        expect((err as SearchConfigError).setting).toBe('TOOLGATE_WEB_SEARCH_BASE_URL');
+        expect((err as SearchConfigError).missing).toBe(false);
+        expect((err as SearchConfigError).message).not.toContain('u:p');
       }
     }
   });

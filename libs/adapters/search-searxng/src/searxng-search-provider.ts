@@ -1,5 +1,5 @@
-import { ToolError, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
-import { checkStatus, clipText, noResults, readJsonAnswer, resolveEndpoint, toSearchResult } from '@toolgate/adapter-kit-search';
+import { SearchConfigError, ToolError, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
+import { BASE_URL_SETTING, checkStatus, clipText, noResults, readJsonAnswer, resolveEndpoint, toSearchResult } from '@toolgate/adapter-kit-search';
 
 export interface SearxngOptions {
   /** The instance's base URL, e.g. `https://searx.example.org` or `http://searxng:8080/searxng`. */
@@ -57,12 +57,12 @@ export class SearxngSearchProvider implements SearchProvider {
 
 /**
  * Builds the provider from the server's settings (`TOOLGATE_WEB_SEARCH_BASE_URL`). Throws a
- * `ToolError` with reason `MISSING_SETTING` when the base URL is absent, so the server can fall
- * back to DuckDuckGo with a warning, and `INVALID_SETTING` when it is unusable (a startup error).
+ * `SearchConfigError` with `missing` set when the base URL is absent, so the server can fall back
+ * to DuckDuckGo with a warning, and with `missing` unset when it is unusable (a startup error).
  */
 export function createSearxngProvider(settings: { baseUrl?: string }): SearxngSearchProvider {
   if (!settings.baseUrl?.trim()) {
-    throw new ToolError('the searxng provider needs TOOLGATE_WEB_SEARCH_BASE_URL (the instance URL)', 'MISSING_SETTING');
+    throw new SearchConfigError(`the searxng provider needs ${BASE_URL_SETTING} (the instance URL)`, BASE_URL_SETTING, true);
   }
   return new SearxngSearchProvider({ baseUrl: settings.baseUrl.trim() });
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ToolError } from '@toolgate/contracts';
+import { SearchConfigError, ToolError } from '@toolgate/contracts';
 import { testSearchProvider } from '@toolgate/testing';
 import { describe, expect, it } from 'vitest';
 import { createSearxngProvider, SearxngSearchProvider } from '../src/index.js';
@@ -104,22 +104,25 @@ describe('SearXNG specifics', () => {
     expect(seen).toEqual(['https://search.example.org/searxng/search?format=json&q=q']);
   });
 
-  it('throws MISSING_SETTING without a base URL, so the server can fall back', () => {
+  it('throws a missing-setting SearchConfigError without a base URL, so the server can fall back', () => {
     for (const baseUrl of [undefined, '', '   ']) {
       try {
         createSearxngProvider({ baseUrl });
         throw new Error('expected a missing-setting error');
       } catch (err) {
-        expect(err).toBeInstanceOf(ToolError);
-        expect((err as ToolError).reason).toBe('MISSING_SETTING');
-        expect((err as ToolError).message).toMatch(/TOOLGATE_WEB_SEARCH_BASE_URL/);
+        expect(err).toBeInstanceOf(SearchConfigError);
+        expect(err).not.toBeInstanceOf(ToolError);
+        expect((err as SearchConfigError).setting).toBe('TOOLGATE_WEB_SEARCH_BASE_URL');
+        expect((err as SearchConfigError).missing).toBe(true);
+        expect((err as SearchConfigError).message).toMatch(/TOOLGATE_WEB_SEARCH_BASE_URL/);
       }
     }
   });
 
-  it('throws INVALID_SETTING for an unusable base URL', () => {
+  it('throws an unusable-setting SearchConfigError for an unusable base URL', () => {
     for (const baseUrl of ['searx.example.org', 'ftp://searx.example.org', 'https://user:pw@searx.example.org']) {
       expect(() => createSearxngProvider({ baseUrl }), baseUrl).toThrow(/SearXNG base URL/);
+      expect(() => createSearxngProvider({ baseUrl }), baseUrl).toThrow(expect.objectContaining({ name: 'SearchConfigError', setting: 'TOOLGATE_WEB_SEARCH_BASE_URL', missing: false }));
     }
   });
 

@@ -1,4 +1,4 @@
-import { ToolError, type HttpResponse, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
+import { SearchConfigError, ToolError, type HttpResponse, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
 import { checkStatus, clipText, noResults, readJsonAnswer, resolveEndpoint, toSearchResult } from '@toolgate/adapter-kit-search';
 
 export const TAVILY_BASE_URL = 'https://api.tavily.com';
@@ -14,6 +14,7 @@ export interface TavilyOptions {
 
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 const PROVIDER = 'Tavily';
+const API_KEY_SETTING = 'TOOLGATE_WEB_SEARCH_API_KEY';
 /** Tavily's own ceiling for `max_results`. */
 const TAVILY_MAX_RESULTS = 20;
 
@@ -26,7 +27,7 @@ export class TavilySearchProvider implements SearchProvider {
   private readonly timeoutMs: number;
 
   constructor(options: TavilyOptions) {
-    if (!options.apiKey.trim()) throw new ToolError('the tavily provider needs an API key', 'MISSING_SETTING');
+    if (!options.apiKey.trim()) throw new SearchConfigError('the tavily provider needs an API key', API_KEY_SETTING, true);
     const endpoint = resolveEndpoint(options.baseUrl ?? TAVILY_BASE_URL, PROVIDER, '/search');
     this.host = endpoint.host;
     this.endpoint = endpoint.url;
@@ -93,12 +94,13 @@ export class TavilySearchProvider implements SearchProvider {
 
 /**
  * Builds the provider from the server's settings (`TOOLGATE_WEB_SEARCH_API_KEY`, and optionally
- * `TOOLGATE_WEB_SEARCH_BASE_URL`). Throws a `ToolError` with reason `MISSING_SETTING` when the key
- * is absent, so the server can fall back to DuckDuckGo with a warning.
+ * `TOOLGATE_WEB_SEARCH_BASE_URL`). Throws a `SearchConfigError` with `missing` set when the key is
+ * absent, so the server can fall back to DuckDuckGo with a warning, and one with `missing` unset
+ * when the base URL is unusable (a startup error).
  */
 export function createTavilyProvider(settings: { apiKey?: string; baseUrl?: string }): TavilySearchProvider {
   if (!settings.apiKey?.trim()) {
-    throw new ToolError('the tavily provider needs TOOLGATE_WEB_SEARCH_API_KEY', 'MISSING_SETTING');
+    throw new SearchConfigError(`the tavily provider needs ${API_KEY_SETTING}`, API_KEY_SETTING, true);
   }
   return new TavilySearchProvider({ apiKey: settings.apiKey, ...(settings.baseUrl?.trim() ? { baseUrl: settings.baseUrl.trim() } : {}) });
 }

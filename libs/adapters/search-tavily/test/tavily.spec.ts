@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ToolError } from '@toolgate/contracts';
+import { SearchConfigError, ToolError } from '@toolgate/contracts';
 import { LoopbackHttpClient, startReplayServer, testSearchProvider, type ReplayedRequest } from '@toolgate/testing';
 import { describe, expect, it } from 'vitest';
 import { createTavilyProvider, TavilySearchProvider } from '../src/index.js';
@@ -123,15 +123,17 @@ describe('Tavily specifics', () => {
     expect(createTavilyProvider({ apiKey: KEY, baseUrl: 'https://tavily-proxy.example.com' }).host).toBe('tavily-proxy.example.com');
   });
 
-  it('throws MISSING_SETTING without a key, so the server can fall back', () => {
+  it('throws a missing-setting SearchConfigError without a key, so the server can fall back', () => {
     for (const apiKey of [undefined, '', '  ']) {
       try {
         createTavilyProvider({ apiKey });
         throw new Error('expected a missing-setting error');
       } catch (err) {
-        expect(err).toBeInstanceOf(ToolError);
-        expect((err as ToolError).reason).toBe('MISSING_SETTING');
-        expect((err as ToolError).message).toMatch(/TOOLGATE_WEB_SEARCH_API_KEY/);
+        expect(err).toBeInstanceOf(SearchConfigError);
+        expect(err).not.toBeInstanceOf(ToolError);
+        expect((err as SearchConfigError).setting).toBe('TOOLGATE_WEB_SEARCH_API_KEY');
+        expect((err as SearchConfigError).missing).toBe(true);
+        expect((err as SearchConfigError).message).toMatch(/TOOLGATE_WEB_SEARCH_API_KEY/);
       }
     }
   });
