@@ -26,6 +26,7 @@ import {
   type ToolExecutor,
   type Token,
 } from '@toolgate/contracts';
+import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
 import { Gateway, normalizeEgressHost, ToolRegistry } from '@toolgate/gateway';
 import { createKnownFailureRecorder, seedTeamRoster } from '@toolgate/tool-memory';
 import type { ServerConfig } from './config.js';
@@ -107,7 +108,7 @@ export function buildContainer(config: ServerConfig, log: Log, resources: Resour
           executors,
           clock,
           http,
-          workspaceRoot: cfg.workspaceRoot,
+          workspaces: new FsTenantWorkspaces(cfg.workspaceRoot),
           bootEgress: { enabled: cfg.egress.enabled, allowAny: cfg.egress.allowAny, hosts: cfg.egress.allowedHosts.map(normalizeEgressHost) },
           // Failures such as "file not found" become known failures in the tenant's graph: of
           // first-party tools only, for principals who may write that memory themselves.

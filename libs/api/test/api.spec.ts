@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
+import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
 import type { AuditEvent, AuditRecord, AuditSink, Principal, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
 import { Gateway, MAX_ARGS_DEPTH, ToolRegistry } from '@toolgate/gateway';
 import { calculatorTool } from '@toolgate/tool-calculator';
@@ -60,7 +61,7 @@ describe('the tRPC router over a real gateway', () => {
       audit,
       executors: [new InProcessExecutor()],
       clock: { now: () => Date.now() },
-      workspaceRoot: mkdtempSync(join(tmpdir(), 'toolgate-api-')),
+      workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-api-'))),
       bootEgress: { enabled: false, allowAny: false, hosts: [] },
     });
     router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [] }) });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
+import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
 import type { AuditEvent, AuditRecord, Principal, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
 import { DEFAULT_LIMITS, Gateway, MAX_ARGS_DEPTH, MAX_ARGS_VALUES, maxValuesWithin, ToolRegistry } from '@toolgate/gateway';
 import { calculatorTool } from '@toolgate/tool-calculator';
@@ -45,7 +46,7 @@ function setup() {
     },
     executors: [new InProcessExecutor()],
     clock: { now: () => Date.now() },
-    workspaceRoot: mkdtempSync(join(tmpdir(), 'toolgate-api-nesting-')),
+    workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-api-nesting-'))),
     bootEgress: { enabled: false, allowAny: false, hosts: [] },
   });
   const router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [] }) });

@@ -73,6 +73,7 @@ export {
 export { BudgetStoreToken, type BudgetStore } from './budget-store.port.js';
 export { SettingsStoreToken, type SettingsStore, type EgressSettings } from './settings-store.port.js';
 export { ClockToken, type Clock } from './clock.port.js';
+export { TenantWorkspacesToken, type TenantWorkspaces } from './tenant-workspaces.port.js';
 export {
   SearchProviderToken,
   SearchConfigError,

@@ -10,12 +10,12 @@ import type {
   Principal,
   Repair,
   TenantPolicy,
+  TenantWorkspaces,
   ToolDefinition,
   ToolExecutor,
 } from '@toolgate/contracts';
 import { argsDigest } from './audit/canonical-json.js';
 import type { GatewayDeps, GatewayLimits } from './gateway-deps.js';
-import type { TenantWorkspaces } from './tenant-workspaces.js';
 import type { ToolAccess } from './registry/tool-access.js';
 
 /** Why a call is being taken through the gates: the same gates serve three operations. */

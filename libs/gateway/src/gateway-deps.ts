@@ -8,6 +8,7 @@ import type {
   HttpClient,
   PrincipalDirectory,
   SettingsStore,
+  TenantWorkspaces,
   ToolExecutor,
 } from '@toolgate/contracts';
 import type { ToolRegistry } from './registry/tool-registry.js';
@@ -41,8 +42,8 @@ export interface GatewayDeps {
   readonly clock: Clock;
   /** The guarded client, handed (scoped to the call's egress) to tools with a `network` permission. */
   readonly http?: HttpClient;
-  /** Host directory under which each tenant gets its workspace `<workspaceRoot>/<tenant>`. */
-  readonly workspaceRoot: string;
+  /** Each tenant's workspace directory, prepared before a call runs (the core never makes directories itself). */
+  readonly workspaces: TenantWorkspaces;
   /** Egress settings from the boot configuration; a tenant's saved settings replace them wholesale. */
   readonly bootEgress: EgressSettings;
   readonly limits?: Partial<GatewayLimits>;

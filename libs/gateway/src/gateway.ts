@@ -20,7 +20,6 @@ import { GatePipeline, PREFLIGHT_GATES, runGates } from './gate-pipeline.js';
 import { DEFAULT_LIMITS, type GatewayDeps } from './gateway-deps.js';
 import { payloadDigestOf } from './gates/approval-gate.js';
 import { executorFor } from './steps/execute-step.js';
-import { TenantWorkspaces } from './tenant-workspaces.js';
 import { ToolAccess } from './registry/tool-access.js';
 
 /**
@@ -47,7 +46,7 @@ export class Gateway {
       access: new ToolAccess(deps.directory),
       executors: new Map(deps.executors.map((e) => [e.tier, e])),
       newId: deps.newId ?? randomUUID,
-      workspaces: new TenantWorkspaces(deps.workspaceRoot),
+      workspaces: deps.workspaces,
     };
     this.#pipeline = new GatePipeline(this.#runtime);
     this.#approvals = new ApprovalDesk(this.#runtime);

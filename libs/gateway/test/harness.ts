@@ -23,6 +23,7 @@ import type {
 } from '@toolgate/contracts';
 // The gateway's tests wire it to real adapters, as the composition root does.
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
+import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
 import { Gateway, ToolRegistry, type GatewayDeps } from '../src/index.js';
 
@@ -240,7 +241,7 @@ export function harness(options: HarnessOptions = {}) {
     audit,
     executors: options.executors ?? [new InProcessExecutor()],
     clock,
-    workspaceRoot,
+    workspaces: new FsTenantWorkspaces(workspaceRoot),
     bootEgress: options.bootEgress ?? { enabled: false, allowAny: false, hosts: [] },
     newId: () => `id-${++ids}`,
     ...options.deps,

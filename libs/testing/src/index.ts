@@ -7,3 +7,4 @@ export { testMessageBus, type BusUnderTest } from './message-bus/message-bus.con
 export { testExecutor, livingProcesses, livingGroupMembers, untilEmpty, sleepMarker, type ExecutorSuiteOptions } from './executor/executor.contract.js';
 export { testSearchProvider, SearchErrorReasons, startReplayServer, LoopbackHttpClient, type SearchProviderSuiteOptions, type RecordedFailure, type ReplayServer, type ReplayedRequest, type RecordedResponse } from './search/index.js';
 export { testAuditSink, specFrameDigest, specFrameJson, SPEC_FIELD_ORDER, SPEC_GENESIS, type AuditSinkFixture } from './audit/index.js';
+export { testTenantWorkspaces, HOSTILE_TENANT_NAMES, type WorkspacesFactory } from './workspaces/index.js';

@@ -1,5 +1,6 @@
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
+import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
 import type {
   AuditEvent,
   AuditReceipt,
@@ -94,7 +95,7 @@ export async function bench(): Promise<BenchLine[]> {
       audit: new NoopAuditSink(),
       executors: [new InProcessExecutor()],
       clock: { now: () => Date.now() },
-      workspaceRoot,
+      workspaces: new FsTenantWorkspaces(workspaceRoot),
       bootEgress: { enabled: false, allowAny: false, hosts: [] },
     });
     const principal: Principal = { id: 'bench', tenant: 'bench', roles: ['worker'] };

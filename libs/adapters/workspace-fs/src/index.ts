@@ -1,0 +1,1 @@
+export { FsTenantWorkspaces } from './fs-tenant-workspaces.js';

@@ -1,0 +1,1 @@
+export { testTenantWorkspaces, HOSTILE_TENANT_NAMES, type WorkspacesFactory } from './tenant-workspaces.contract.js';
