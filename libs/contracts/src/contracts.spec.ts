@@ -1,12 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { EgressDeniedError, PathEscapeError, ToolAbortedError, ToolError } from './errors.js';
 import { GATES } from './invocation.js';
+import { SEARCH_FAILURE_REASONS } from './search-provider.port.js';
 import { token } from './token.js';
 
 describe('token', () => {
   it('gives every port its own identity, even for equal names', () => {
     expect(token('AuditSink')).not.toBe(token('AuditSink'));
     expect(token('AuditSink').description).toBe('toolgate:AuditSink');
+  });
+});
+
+describe('search failure reasons', () => {
+  it('keep the spellings docs/tools.md promises agents', () => {
+    expect(SEARCH_FAILURE_REASONS).toEqual({
+      rateLimited: 'PROVIDER_RATE_LIMITED',
+      unavailable: 'PROVIDER_UNAVAILABLE',
+      refused: 'PROVIDER_REFUSED',
+      badResponse: 'PROVIDER_BAD_RESPONSE',
+      noResults: 'NO_RESULTS',
+    });
   });
 });
 

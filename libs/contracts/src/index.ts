@@ -77,6 +77,8 @@ export { TenantWorkspacesToken, type TenantWorkspaces } from './tenant-workspace
 export {
   SearchProviderToken,
   SearchConfigError,
+  SEARCH_FAILURE_REASONS,
+  type SearchFailureReason,
   type SearchProvider,
   type SearchResult,
   type SearchOptions,

@@ -7,4 +7,3 @@ export {
   type DirectoryAuditReport,
 } from './verify-audit-directory.js';
 export { nodeAuditFileIo, type AuditFileIo } from './audit-file-io.js';
-export { MIN_HMAC_KEY_BYTES } from '@toolgate/adapter-kit-audit';

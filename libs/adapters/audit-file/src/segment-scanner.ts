@@ -1,10 +1,8 @@
-import { MAX_FRAME_BYTES, type FrameDigester } from '@toolgate/adapter-kit-audit';
+import { FRAME_PREFIX_BYTES as PREFIX_BYTES, MAX_FRAME_BYTES, type FrameDigester } from '@toolgate/adapter-kit-audit';
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { keyMismatch, parseHeader, type SegmentHeader } from './segment-format.js';
 
-/** `<length:8 hex>:<digest:64 hex>:` */
-const PREFIX_BYTES = 8 + 1 + 64 + 1;
 const COLON = 0x3a;
 const NEWLINE = 0x0a;
 const CLOSE_BRACE = 0x7d;

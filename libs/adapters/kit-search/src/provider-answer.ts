@@ -1,4 +1,4 @@
-import { ToolError, type HttpResponse } from '@toolgate/contracts';
+import { SEARCH_FAILURE_REASONS as REASONS, ToolError, type HttpResponse } from '@toolgate/contracts';
 
 /** A JSON answer that carries a `results` list, and the rest of it for provider-specific fields. */
 export interface JsonAnswer {
@@ -19,20 +19,20 @@ export function checkStatus(status: number, provider: string, specific?: (status
 }
 
 function commonStatusError(status: number, provider: string): ToolError {
-  if (status === 429) return new ToolError(`${provider} rate-limited this server; try again later`, 'PROVIDER_RATE_LIMITED');
-  if (status >= 500) return new ToolError(`${provider} is unavailable (HTTP ${status}); try again later`, 'PROVIDER_UNAVAILABLE');
-  if (status === 401 || status === 403) return new ToolError(`${provider} refused the search (HTTP ${status})`, 'PROVIDER_REFUSED');
+  if (status === 429) return new ToolError(`${provider} rate-limited this server; try again later`, REASONS.rateLimited);
+  if (status >= 500) return new ToolError(`${provider} is unavailable (HTTP ${status}); try again later`, REASONS.unavailable);
+  if (status === 401 || status === 403) return new ToolError(`${provider} refused the search (HTTP ${status})`, REASONS.refused);
   return badResponse(provider, `unexpected HTTP ${status}`);
 }
 
 /** `<provider> answered with <what>`, reason `PROVIDER_BAD_RESPONSE`: the answer is unusable. */
 export function badResponse(provider: string, what: string): ToolError {
-  return new ToolError(`${provider} answered with ${what}`, 'PROVIDER_BAD_RESPONSE');
+  return new ToolError(`${provider} answered with ${what}`, REASONS.badResponse);
 }
 
 /** The service answered and found nothing: reason `NO_RESULTS`, naming the query. */
 export function noResults(provider: string, query: string): ToolError {
-  return new ToolError(`${provider} found no results for '${query}'`, 'NO_RESULTS');
+  return new ToolError(`${provider} found no results for '${query}'`, REASONS.noResults);
 }
 
 /**

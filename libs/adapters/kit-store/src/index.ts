@@ -8,4 +8,4 @@ export { checkDecision, consumeProblem, decideProblem, requireListLimit, type Ch
 export { budgetWindow, type BudgetWindow } from './budget-window.js';
 export { checkBusMessage, checkBusRead, publishedMessage } from './bus-message.js';
 export { normaliseEgress, withHost } from './egress-settings.js';
-export { isStorableText, jsonObjectText, requireInteger, requireJsonObject, requireName, requireText } from './text-rules.js';
+export { isStorableText, jsonObjectText, requireInteger, requireName, requireText } from './text-rules.js';

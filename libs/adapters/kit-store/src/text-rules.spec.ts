@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isStorableText, jsonObjectText, requireInteger, requireJsonObject, requireName, requireText } from './text-rules.js';
+import { isStorableText, jsonObjectText, requireInteger, requireName, requireText } from './text-rules.js';
 
 describe('requireText / isStorableText', () => {
   it.each(['', 'tenant-a', 'é€😀', 'line\nbreak', '\uD83D\uDE00'])('accepts %j', (text) => {
@@ -42,10 +42,9 @@ describe('requireInteger', () => {
   });
 });
 
-describe('jsonObjectText / requireJsonObject', () => {
+describe('jsonObjectText', () => {
   it.each([[null], [[1, 2]], ['text'], [3], [undefined]])('refuses %j as not a JSON object', (value) => {
     expect(() => jsonObjectText('args', value)).toThrow(new TypeError('args must be a JSON object'));
-    expect(() => requireJsonObject('args', value)).toThrow(new TypeError('args must be a JSON object'));
   });
 
   it('stores NUL and lone surrogates escaped, so the text itself is storable', () => {
@@ -54,12 +53,4 @@ describe('jsonObjectText / requireJsonObject', () => {
     expect(JSON.parse(text)).toEqual({ a: 'x\u0000y', b: '\uD83D' });
   });
 
-  it('returns what a SQL store would give back: a deep copy after a JSON round trip', () => {
-    const nested = { list: [1, { deep: true }] };
-    const input = { nested, when: new Date(0), gone: undefined };
-    const copy = requireJsonObject('args', input);
-    expect(copy).toEqual({ nested: { list: [1, { deep: true }] }, when: '1970-01-01T00:00:00.000Z' });
-    expect(copy['nested']).not.toBe(nested);
-    expect(jsonObjectText('args', input)).toBe(JSON.stringify(copy));
-  });
 });

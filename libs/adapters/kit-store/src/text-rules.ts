@@ -1,5 +1,3 @@
-import type { JsonObject } from '@toolgate/contracts';
-
 /** A surrogate code unit without its pair (with the `u` flag a paired one is one code point). */
 const LONE_SURROGATE = /\p{Cs}/u;
 
@@ -42,12 +40,4 @@ export function requireInteger(field: string, value: unknown): number {
 export function jsonObjectText(field: string, value: unknown): string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`${field} must be a JSON object`);
   return JSON.stringify(value);
-}
-
-/**
- * A copy of `value` after a JSON round trip, which is what the SQL stores keep, so the memory
- * store returns exactly what they would.
- */
-export function requireJsonObject(field: string, value: unknown): JsonObject {
-  return JSON.parse(jsonObjectText(field, value)) as JsonObject;
 }

@@ -1,4 +1,4 @@
-import { ToolError, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
+import { SEARCH_FAILURE_REASONS as REASONS, ToolError, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
 import { badResponse, checkStatus, noResults, resolveEndpoint } from '@toolgate/adapter-kit-search';
 import { parseDuckDuckGoHtml } from './parse-results.js';
 
@@ -69,6 +69,6 @@ export function createDuckDuckGoProvider(settings: { baseUrl?: string } = {}): D
 function rateLimited(): ToolError {
   return new ToolError(
     'DuckDuckGo rate-limited this server (it asked for a captcha); try again in a few minutes, or ask the operator to configure another search provider',
-    'PROVIDER_RATE_LIMITED',
+    REASONS.rateLimited,
   );
 }

@@ -1,4 +1,4 @@
-import { SearchConfigError, ToolError, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
+import { SEARCH_FAILURE_REASONS as REASONS, SearchConfigError, ToolError, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
 import { BASE_URL_SETTING, checkStatus, clipText, noResults, readJsonAnswer, resolveEndpoint, toSearchResult } from '@toolgate/adapter-kit-search';
 
 export interface SearxngOptions {
@@ -47,7 +47,7 @@ export class SearxngSearchProvider implements SearchProvider {
     if (results.length === 0) {
       const unresponsive = unresponsiveEngines(answer.unresponsive_engines);
       if (unresponsive.length > 0) {
-        throw new ToolError(`SearXNG's engines did not answer (${unresponsive.join('; ')}); try again later`, 'PROVIDER_UNAVAILABLE');
+        throw new ToolError(`SearXNG's engines did not answer (${unresponsive.join('; ')}); try again later`, REASONS.unavailable);
       }
       throw noResults(PROVIDER, query);
     }
@@ -72,7 +72,7 @@ function refusedJsonApi(status: number): ToolError | undefined {
   if (status !== 403) return undefined;
   return new ToolError(
     'SearXNG refused the JSON API (HTTP 403); the operator must enable the json format (search.formats) on the instance',
-    'PROVIDER_REFUSED',
+    REASONS.refused,
   );
 }
 

@@ -1,4 +1,4 @@
-import { SearchConfigError, ToolError, type HttpResponse, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
+import { SEARCH_FAILURE_REASONS as REASONS, SearchConfigError, ToolError, type HttpResponse, type SearchOptions, type SearchProvider, type SearchResult } from '@toolgate/contracts';
 import { checkStatus, clipText, noResults, readJsonAnswer, resolveEndpoint, toSearchResult } from '@toolgate/adapter-kit-search';
 
 export const TAVILY_BASE_URL = 'https://api.tavily.com';
@@ -67,14 +67,14 @@ export class TavilySearchProvider implements SearchProvider {
   private statusError(status: number, response: HttpResponse): ToolError | undefined {
     // 432: plan limit reached, 433: pay-as-you-go limit reached. Both clear with time or money.
     if (status === 432 || status === 433) {
-      return new ToolError(`Tavily's usage limit is reached (HTTP ${status}); try again later or ask the operator to raise the plan`, 'PROVIDER_RATE_LIMITED');
+      return new ToolError(`Tavily's usage limit is reached (HTTP ${status}); try again later or ask the operator to raise the plan`, REASONS.rateLimited);
     }
     if (status === 401 || status === 403) {
-      return new ToolError(`Tavily rejected the configured API key (HTTP ${status}); the operator must check TOOLGATE_WEB_SEARCH_API_KEY`, 'PROVIDER_REFUSED');
+      return new ToolError(`Tavily rejected the configured API key (HTTP ${status}); the operator must check TOOLGATE_WEB_SEARCH_API_KEY`, REASONS.refused);
     }
     if (status === 400) {
       const detail = this.errorDetail(response);
-      return new ToolError(`Tavily refused the query${detail ? `: ${detail}` : ''}`, 'PROVIDER_BAD_RESPONSE');
+      return new ToolError(`Tavily refused the query${detail ? `: ${detail}` : ''}`, REASONS.badResponse);
     }
     return undefined;
   }

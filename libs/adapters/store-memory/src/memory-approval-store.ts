@@ -11,10 +11,10 @@ import {
   consumeProblem,
   decideProblem,
   requireInteger,
-  requireJsonObject,
   requireListLimit,
   requireText,
 } from '@toolgate/adapter-kit-store';
+import { requireJsonObject } from './stored-json.js';
 
 interface Entry {
   /** Insertion order, the tie-break for approvals created in the same millisecond. */

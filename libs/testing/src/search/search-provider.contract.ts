@@ -1,16 +1,10 @@
-import { ToolError, type HttpClient, type SearchProvider, type SearchResult } from '@toolgate/contracts';
+import { SEARCH_FAILURE_REASONS, ToolError, type HttpClient, type SearchProvider, type SearchResult } from '@toolgate/contracts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LoopbackHttpClient } from './loopback-http-client.js';
 import { startReplayServer, type RecordedResponse, type ReplayedRequest, type ReplayServer } from './replay-server.js';
 
-/** The `ToolError.reason` every provider uses for each failure class. */
-export const SearchErrorReasons = {
-  rateLimited: 'PROVIDER_RATE_LIMITED',
-  unavailable: 'PROVIDER_UNAVAILABLE',
-  refused: 'PROVIDER_REFUSED',
-  badResponse: 'PROVIDER_BAD_RESPONSE',
-  noResults: 'NO_RESULTS',
-} as const;
+/** The `ToolError.reason` every provider uses for each failure class: the port's own list. */
+export const SearchErrorReasons = SEARCH_FAILURE_REASONS;
 
 /** The longest title and snippet a provider may return (docs/tools.md promises them). */
 export const SearchResultLimits = { title: 300, snippet: 600 } as const;
