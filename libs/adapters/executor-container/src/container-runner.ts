@@ -172,8 +172,11 @@ export class ContainerRunner implements ProcessRunner {
   private async remove(name: string, cwd: string): Promise<void> {
     const engine = this.engine;
     if (!engine) return;
+    // `docker rm --force` kills at once; podman's stops first and waits 10 s for a process that
+    // ignores SIGTERM, which would hold the call that long past its deadline.
+    const args = engine === 'podman' ? ['rm', '--force', '--time', '0', name] : ['rm', '--force', name];
     await superviseProcess(
-      { command: engine, args: ['rm', '--force', name], cwd, env: this.engineEnvironment() },
+      { command: engine, args, cwd, env: this.engineEnvironment() },
       { workspaceRoot: cwd, timeoutMs: 15_000, maxOutputBytes: 4096 },
       this.supervision,
     ).catch(() => undefined);
@@ -227,10 +230,21 @@ export class ContainerRunner implements ProcessRunner {
 }
 
 /**
+ * The one line the container's init (`--init`: catatonit under podman, tini under docker) prints
+ * when it cannot start the command, and exits 1 (catatonit) or 127/126 (tini).
+ */
+const INIT_EXEC_FAILURE = /^(?:ERROR \(catatonit:\d+\): failed to exec pid1|\[FATAL tini \(\d+\)\] exec .* failed): (No such file or directory|Permission denied)$/;
+
+/**
  * The engine's own failures (exit 125, or a missing entrypoint) become the same errors as at the
  * other tiers; their text names host details, so it is not passed on.
  */
 function containerOutcome(result: ProcessResult, command: string): ProcessResult {
+  const init = result.stdout === '' && [1, 126, 127].includes(result.exitCode ?? -1) ? INIT_EXEC_FAILURE.exec(result.stderr.replace(/\n$/, '')) : null;
+  if (init?.[1] === 'No such file or directory') {
+    throw new ToolError(`command '${command}' was not found on the container PATH`, 'COMMAND_NOT_FOUND');
+  }
+  if (init?.[1] === 'Permission denied') throw new ToolError(`command '${command}' is not executable`, 'COMMAND_NOT_EXECUTABLE');
   if (result.exitCode === 127 || result.exitCode === 126) {
     if (/executable file .*not found|no such file or directory: OCI runtime|command was not found/i.test(result.stderr)) {
       throw new ToolError(`command '${command}' was not found on the container PATH`, 'COMMAND_NOT_FOUND');
