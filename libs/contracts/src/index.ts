@@ -33,7 +33,7 @@ export {
 } from './executor-tiers.js';
 export type { ToolContext, ToolHandler, ToolDefinition } from './tool-handler.js';
 export type { ToolSource } from './tool-source.port.js';
-export { ToolExecutorsToken, type ToolExecutor } from './tool-executor.port.js';
+export { ToolExecutorsToken, type ToolExecutor, type ExecutorIsolation, type ExecutionOutcome } from './tool-executor.port.js';
 export type { ProcessRunner, ProcessSpec, ProcessLimits, ProcessResult, PreparedCommand } from './process-runner.port.js';
 export { HttpClientToken, type HttpClient, type HttpRequest, type HttpResponse } from './http-client.port.js';
 export { ToolError, PathEscapeError, EgressDeniedError, ToolAbortedError } from './errors.js';

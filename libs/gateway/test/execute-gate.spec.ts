@@ -1,8 +1,21 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ToolError, type GatewayListener, type JsonObject, type JsonValue, type ToolContext, type ToolExecutor, type ToolFailure, type ToolHandler } from '@toolgate/contracts';
+import {
+  ToolAbortedError,
+  ToolError,
+  type GatewayListener,
+  type HttpClient,
+  type HttpRequest,
+  type HttpResponse,
+  type JsonObject,
+  type JsonValue,
+  type ToolContext,
+  type ToolExecutor,
+  type ToolFailure,
+  type ToolHandler,
+} from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { denialOf, harness, testTool } from './harness.js';
+import { denialOf, harness, ROLES, testTool } from './harness.js';
 
 function slowTool(timeoutMs: number, run: (args: JsonObject, ctx: ToolContext) => Promise<JsonValue>) {
   return testTool({ name: 'slow', timeoutMs }, run);
@@ -25,24 +38,82 @@ describe('gate 10: execute', () => {
     expect(h.audit.kinds()).toEqual(['authorized', 'failed:TIMEOUT']);
   });
 
-  it('answers TIMEOUT on its own if the executor never reports back', async () => {
-    const stuck: ToolExecutor = { tier: 'inprocess', check: async () => undefined, execute: () => new Promise(() => undefined) };
-    const h = harness({ tools: [slowTool(20, async () => null)], executors: [stuck] });
+  it('answers TIMEOUT at the deadline for a handler that never settles and ignores its signal', async () => {
+    const h = harness({ tools: [slowTool(20, () => new Promise(() => undefined))] });
+    const started = performance.now();
     const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'slow', args: {} }));
-    expect(denial.code).toBe('TIMEOUT');
+    expect(denial).toMatchObject({ code: 'TIMEOUT', data: { timeoutMs: 20 } });
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(h.audit.kinds()).toEqual(['authorized', 'failed:TIMEOUT']);
   });
 
-  it('does not trust the executor error text: an abort before the deadline is not a timeout', async () => {
-    const liar: ToolExecutor = {
+  it('answers TIMEOUT exactly when the executor reports the deadline, with no clock of its own', async () => {
+    // The manifest allows 5 s; the executor, which owns the deadline, reports it at once.
+    const early: ToolExecutor = {
       tier: 'inprocess',
+      isolation: { summary: 'test executor' },
       check: async () => undefined,
-      execute: async () => {
-        throw new ToolError('timed out after 1 ms', 'ABORTED');
+      execute: async () => ({ status: 'deadline', timeoutMs: 5000 }),
+    };
+    const h = harness({ tools: [slowTool(5000, async () => null)], executors: [early] });
+    expect(denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'slow', args: {} }))).toMatchObject({
+      code: 'TIMEOUT',
+      message: 'The tool did not finish within its 5000 ms deadline.',
+    });
+  });
+
+  it("stops the scoped HTTP client's requests once the executor reports the deadline", async () => {
+    const requests: HttpRequest[] = [];
+    const http: HttpClient = {
+      request: (request) => {
+        requests.push(request);
+        return new Promise<HttpResponse>(() => undefined);
       },
     };
-    const h = harness({ tools: [slowTool(5000, async () => null)], executors: [liar] });
-    const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'slow', args: {} }));
-    expect(denial).toMatchObject({ code: 'EXECUTION_FAILED', message: 'timed out after 1 ms' });
+    const net = [{ type: 'network' as const, scope: '*' }];
+    const tool = testTool({ name: 'hangs', timeoutMs: 50, permissions: net, egress: { hosts: ['api.weather.test'] } }, (_args, ctx) => {
+      // Left running without the handler's signal: only the call's own signal can stop it.
+      void ctx.http?.request({ url: 'https://api.weather.test/now' });
+      return new Promise(() => undefined);
+    });
+    const h = harness({
+      tools: [tool],
+      roles: { ...ROLES, worker: { tools: ['*'], grants: net } },
+      bootEgress: { enabled: true, allowAny: false, hosts: ['api.weather.test'] },
+      deps: { http },
+    });
+    const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'hangs', args: {}, grants: net }));
+    expect(denial.code).toBe('TIMEOUT');
+    expect(requests).toHaveLength(1);
+    expect(requests[0]?.signal?.aborted).toBe(true);
+  });
+
+  describe('forged timeouts: only the executor can report a deadline', () => {
+    it.each([
+      ['a ToolAbortedError naming a timeout', () => new ToolAbortedError('timed out after 1 ms')],
+      ['a plain ToolAbortedError', () => new ToolAbortedError()],
+      ['a ToolError with reason ABORTED', () => new ToolError('timed out after 1 ms', 'ABORTED')],
+      ['a ToolError with reason TIMEOUT', () => new ToolError('timed out after 5000 ms', 'TIMEOUT')],
+    ])('a fast handler that throws %s fails, it does not time out', async (_name, error) => {
+      const h = harness({ tools: [slowTool(5000, async () => Promise.reject(error()))] });
+      const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'slow', args: {} }));
+      expect(denial).toMatchObject({ code: 'EXECUTION_FAILED', message: error().message });
+      expect(h.audit.kinds()).toEqual(['authorized', 'failed:EXECUTION_FAILED']);
+    });
+
+    it('an executor that rejects (breaking its contract) fails the call, whatever its error says', async () => {
+      const liar: ToolExecutor = {
+        tier: 'inprocess',
+        isolation: { summary: 'test executor' },
+        check: async () => undefined,
+        execute: async () => {
+          throw new ToolError('timed out after 1 ms', 'ABORTED');
+        },
+      };
+      const h = harness({ tools: [slowTool(5000, async () => null)], executors: [liar] });
+      const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'slow', args: {} }));
+      expect(denial).toMatchObject({ code: 'EXECUTION_FAILED', message: 'timed out after 1 ms' });
+    });
   });
 
   it('never passes on a foreign error message (it may hold paths or secrets)', async () => {
@@ -174,9 +245,10 @@ describe('gate 10: execute', () => {
     let got: unknown;
     const executor: ToolExecutor = {
       tier: 'unisolated',
+      isolation: { summary: 'test executor' },
       processes,
       check: async () => undefined,
-      execute: (handler: ToolHandler, args, ctx) => handler.invoke(args, ctx),
+      execute: async (handler: ToolHandler, args, ctx) => ({ status: 'returned', output: await handler.invoke(args, ctx) }),
     };
     const tool = testTool({ name: 'proc', tier: 'unisolated' }, async (_args, ctx) => {
       got = ctx.process;

@@ -76,7 +76,9 @@ export async function bench(): Promise<string[]> {
     });
     const once = async (tier: Tier): Promise<number> => {
       const started = performance.now();
-      await tier.executor.execute(tier.handler, {}, context(), 10_000);
+      const outcome = await tier.executor.execute(tier.handler, {}, context(), 10_000);
+      // An executor reports a failed call instead of rejecting; a failed call is no sample.
+      if (outcome.status !== 'returned') throw new Error(`${tier.label}: the call ended '${outcome.status}', not with a result`);
       return performance.now() - started;
     };
 

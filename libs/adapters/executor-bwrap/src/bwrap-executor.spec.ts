@@ -20,6 +20,17 @@ describe.skipIf(unavailable !== undefined)('BwrapExecutor (tier 2)', () => {
   testExecutor({ tier: 'bwrap', create: () => new BwrapExecutor() });
 });
 
+// A sentence, not a sandbox: holds on every host, so it runs where bwrap cannot.
+describe('BwrapExecutor isolation summary', () => {
+  it('says what the sandbox sees and that it has no network', () => {
+    const { summary } = new BwrapExecutor().isolation;
+    expect(summary).toContain('sandbox that sees only the workspace (at /workspace)');
+    expect(summary).toContain('a read-only /usr');
+    expect(summary).toContain('no network');
+    expect(summary).toContain('tier 2');
+  });
+});
+
 describe.skipIf(unavailable !== undefined)('the bwrap sandbox', () => {
   const runner = new BwrapRunner();
   let base: string;

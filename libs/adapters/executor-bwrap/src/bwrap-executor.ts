@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue, ToolContext, ToolExecutor, ToolHandler } from '@toolgate/contracts';
+import type { ExecutionOutcome, ExecutorIsolation, JsonObject, ToolContext, ToolExecutor, ToolHandler } from '@toolgate/contracts';
 import { BwrapRunner, type BwrapRunnerOptions, type ResourceCapReport } from './bwrap-runner.js';
 import { executeWithProcesses } from '@toolgate/adapter-kit-process';
 
@@ -10,6 +10,9 @@ import { executeWithProcesses } from '@toolgate/adapter-kit-process';
  */
 export class BwrapExecutor implements ToolExecutor {
   readonly tier = 'bwrap' as const;
+  readonly isolation: ExecutorIsolation = {
+    summary: 'It runs in a sandbox that sees only the workspace (at /workspace), a read-only /usr and no network (tier 2).',
+  };
   readonly processes: BwrapRunner;
 
   constructor(options: BwrapRunnerOptions = {}) {
@@ -33,7 +36,7 @@ export class BwrapExecutor implements ToolExecutor {
     return capWarning(await this.resourceCaps());
   }
 
-  execute(handler: ToolHandler, args: JsonObject, ctx: ToolContext, timeoutMs: number): Promise<JsonValue> {
+  execute(handler: ToolHandler, args: JsonObject, ctx: ToolContext, timeoutMs: number): Promise<ExecutionOutcome> {
     return executeWithProcesses(this.processes, handler, args, ctx, timeoutMs);
   }
 }

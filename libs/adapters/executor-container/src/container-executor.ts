@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue, ToolContext, ToolExecutor, ToolHandler } from '@toolgate/contracts';
+import type { ExecutionOutcome, ExecutorIsolation, JsonObject, ToolContext, ToolExecutor, ToolHandler } from '@toolgate/contracts';
 import { ContainerRunner, type ContainerRunnerOptions } from './container-runner.js';
 import { executeWithProcesses } from '@toolgate/adapter-kit-process';
 
@@ -10,6 +10,9 @@ import { executeWithProcesses } from '@toolgate/adapter-kit-process';
  */
 export class ContainerExecutor implements ToolExecutor {
   readonly tier = 'container' as const;
+  readonly isolation: ExecutorIsolation = {
+    summary: 'It runs in a container that sees only the workspace (at /workspace), with no network (container tier).',
+  };
   readonly processes: ContainerRunner;
 
   constructor(options: ContainerRunnerOptions) {
@@ -20,7 +23,7 @@ export class ContainerExecutor implements ToolExecutor {
     return this.processes.probe();
   }
 
-  execute(handler: ToolHandler, args: JsonObject, ctx: ToolContext, timeoutMs: number): Promise<JsonValue> {
+  execute(handler: ToolHandler, args: JsonObject, ctx: ToolContext, timeoutMs: number): Promise<ExecutionOutcome> {
     return executeWithProcesses(this.processes, handler, args, ctx, timeoutMs);
   }
 }

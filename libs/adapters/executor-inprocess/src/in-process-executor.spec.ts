@@ -15,6 +15,11 @@ describe('InProcessExecutor', () => {
     await expect(executor.check()).resolves.toBeUndefined();
   });
 
+  it('says it isolates nothing', () => {
+    expect(executor.isolation.summary).toContain("the gateway's own process with no isolation");
+    expect(executor.isolation.summary).toContain('memory, files and network');
+  });
+
   it('returns the handler output and passes args and context through', async () => {
     const seen: unknown[] = [];
     const handler: ToolHandler = {
@@ -23,22 +28,22 @@ describe('InProcessExecutor', () => {
         return { echo: args['x'] ?? null };
       },
     };
-    await expect(executor.execute(handler, { x: 1 }, context(), 1000)).resolves.toEqual({ echo: 1 });
+    await expect(executor.execute(handler, { x: 1 }, context(), 1000)).resolves.toEqual({ status: 'returned', output: { echo: 1 } });
     expect(seen).toEqual([{ x: 1 }, 'c1', 'p', false]);
   });
 
-  it('rejects with the handler error, including synchronous throws', async () => {
+  it('reports the handler error, including synchronous throws', async () => {
     const asyncThrow: ToolHandler = { invoke: async () => Promise.reject(new ToolError('nope')) };
-    await expect(executor.execute(asyncThrow, {}, context(), 1000)).rejects.toThrow('nope');
+    await expect(executor.execute(asyncThrow, {}, context(), 1000)).resolves.toMatchObject({ status: 'threw', error: { message: 'nope' } });
     const syncThrow: ToolHandler = {
       invoke: () => {
         throw new Error('sync');
       },
     };
-    await expect(executor.execute(syncThrow, {}, context(), 1000)).rejects.toThrow('sync');
+    await expect(executor.execute(syncThrow, {}, context(), 1000)).resolves.toMatchObject({ status: 'threw', error: { message: 'sync' } });
   });
 
-  it('rejects at the deadline even when the handler ignores its signal, and aborts the signal', async () => {
+  it('reports the deadline even when the handler ignores its signal, and aborts the signal', async () => {
     let handlerSignal: AbortSignal | undefined;
     const stubborn: ToolHandler = {
       invoke: (_args, ctx) => {
@@ -47,22 +52,22 @@ describe('InProcessExecutor', () => {
       },
     };
     const started = performance.now();
-    const error = await executor.execute(stubborn, {}, context(), 30).catch((e: unknown) => e);
+    const outcome = await executor.execute(stubborn, {}, context(), 30);
     const elapsed = performance.now() - started;
-    expect(error).toBeInstanceOf(ToolAbortedError);
-    expect((error as Error).message).toBe('timed out after 30 ms');
+    expect(outcome).toEqual({ status: 'deadline', timeoutMs: 30 });
     expect(elapsed).toBeGreaterThanOrEqual(25);
     expect(elapsed).toBeLessThan(400);
     expect(handlerSignal?.aborted).toBe(true);
     expect(handlerSignal?.reason).toBeInstanceOf(ToolAbortedError);
+    expect((handlerSignal?.reason as Error).message).toBe('timed out after 30 ms');
   });
 
-  it('rejects when the caller aborts, and refuses to start on an aborted signal', async () => {
+  it('reports the caller aborting, and refuses to start on an aborted signal', async () => {
     const caller = new AbortController();
     const waits: ToolHandler = { invoke: () => new Promise(() => undefined) };
     const pending = executor.execute(waits, {}, context(caller.signal), 5000);
     caller.abort();
-    await expect(pending).rejects.toBeInstanceOf(ToolAbortedError);
+    await expect(pending).resolves.toEqual({ status: 'aborted' });
 
     let ran = false;
     const marks: ToolHandler = {
@@ -71,7 +76,7 @@ describe('InProcessExecutor', () => {
         return null;
       },
     };
-    await expect(executor.execute(marks, {}, context(caller.signal), 5000)).rejects.toThrow('aborted before it started');
+    await expect(executor.execute(marks, {}, context(caller.signal), 5000)).resolves.toEqual({ status: 'aborted' });
     expect(ran).toBe(false);
   });
 
@@ -91,7 +96,7 @@ describe('InProcessExecutor', () => {
       caller.signal.addEventListener = ((...a: Parameters<typeof add>) => (listeners++, add(...a))) as typeof add;
       caller.signal.removeEventListener = ((...a: Parameters<typeof remove>) => (listeners--, remove(...a))) as typeof remove;
       const handler: ToolHandler = { invoke: async () => 'done' };
-      await expect(executor.execute(handler, {}, context(caller.signal), 60_000)).resolves.toBe('done');
+      await expect(executor.execute(handler, {}, context(caller.signal), 60_000)).resolves.toEqual({ status: 'returned', output: 'done' });
       expect(vi.getTimerCount()).toBe(0);
       expect(listeners).toBe(0);
     } finally {
@@ -109,7 +114,7 @@ describe('InProcessExecutor signal', () => {
         return new Promise(() => undefined);
       },
     };
-    await expect(executor.execute(handler, {}, context(), 10)).rejects.toBeInstanceOf(ToolAbortedError);
+    await expect(executor.execute(handler, {}, context(), 10)).resolves.toEqual({ status: 'deadline', timeoutMs: 10 });
     const late = read?.();
     expect(late?.aborted).toBe(true);
     expect(late?.reason).toBeInstanceOf(ToolAbortedError);
@@ -122,6 +127,6 @@ describe('InProcessExecutor signal', () => {
         return copy.signal instanceof AbortSignal && copy.callId === 'c1';
       },
     };
-    await expect(executor.execute(handler, {}, context(), 1000)).resolves.toBe(true);
+    await expect(executor.execute(handler, {}, context(), 1000)).resolves.toEqual({ status: 'returned', output: true });
   });
 });

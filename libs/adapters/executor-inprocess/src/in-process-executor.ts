@@ -1,7 +1,8 @@
 import {
   ToolAbortedError,
+  type ExecutionOutcome,
+  type ExecutorIsolation,
   type JsonObject,
-  type JsonValue,
   type ToolContext,
   type ToolExecutor,
   type ToolHandler,
@@ -10,25 +11,31 @@ import {
 /** setTimeout clamps larger delays to 1 ms; a longer deadline is treated as this one. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/** Outcomes that carry nothing of the call, shared so the hot path allocates none. */
+const ABORTED: ExecutionOutcome = Object.freeze({ status: 'aborted' });
+
 /**
  * Tier 0: runs the handler in the gateway's own process. No isolation beyond what the handler
  * is written to do, so only first-party tools that touch nothing outside their arguments (or only
- * what the context hands them) belong here. The deadline is enforced even on a handler that
- * ignores its signal: the returned promise rejects at the deadline and the handler's late result
- * is discarded.
+ * what the context hands them) belong here. This executor owns the call's deadline and enforces
+ * it even on a handler that ignores its signal: the returned promise resolves `deadline` at the
+ * deadline and the handler's late result is discarded.
  */
 export class InProcessExecutor implements ToolExecutor {
   readonly tier = 'inprocess' as const;
+  readonly isolation: ExecutorIsolation = {
+    summary: "It runs inside the gateway's own process with no isolation: it shares the server's memory, files and network (tier 0).",
+  };
 
   /** Tier 0 needs nothing from the machine. */
   async check(): Promise<void> {}
 
-  execute(handler: ToolHandler, args: JsonObject, ctx: ToolContext, timeoutMs: number): Promise<JsonValue> {
+  execute(handler: ToolHandler, args: JsonObject, ctx: ToolContext, timeoutMs: number): Promise<ExecutionOutcome> {
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       return Promise.reject(new RangeError(`timeoutMs must be a positive number, got ${timeoutMs}`));
     }
-    if (ctx.signal.aborted) return Promise.reject(new ToolAbortedError('the call was aborted before it started'));
-    return new Promise<JsonValue>((resolve, reject) => new InProcessRun(handler, args, ctx, timeoutMs, resolve, reject));
+    if (ctx.signal.aborted) return Promise.resolve(ABORTED);
+    return new Promise<ExecutionOutcome>((resolve) => new InProcessRun(handler, args, ctx, timeoutMs, resolve));
   }
 }
 
@@ -47,8 +54,7 @@ class InProcessRun {
     args: JsonObject,
     private readonly ctx: ToolContext,
     private readonly timeoutMs: number,
-    private readonly resolve: (output: JsonValue) => void,
-    private readonly reject: (error: unknown) => void,
+    private readonly resolve: (outcome: ExecutionOutcome) => void,
   ) {
     this.#timer = setTimeout(onDeadline, Math.min(timeoutMs, MAX_TIMER_MS), this);
     // `this` as the listener: its handleEvent runs when the caller's signal fires.
@@ -58,8 +64,8 @@ class InProcessRun {
     Promise.resolve()
       .then(() => handler.invoke(args, handlerCtx))
       .then(
-        (output) => this.settle(true, output),
-        (error: unknown) => this.settle(false, error),
+        (output) => this.settle({ status: 'returned', output }),
+        (error: unknown) => this.settle({ status: 'threw', error }),
       );
   }
 
@@ -73,27 +79,28 @@ class InProcessRun {
 
   /** The caller's signal fired. */
   handleEvent(): void {
-    this.abort(new ToolAbortedError('the call was aborted'));
+    this.abort(new ToolAbortedError('the call was aborted'), ABORTED);
   }
 
   deadline(): void {
-    this.abort(new ToolAbortedError(`timed out after ${this.timeoutMs} ms`));
+    this.abort(new ToolAbortedError(`timed out after ${this.timeoutMs} ms`), { status: 'deadline', timeoutMs: this.timeoutMs });
   }
 
-  abort(reason: ToolAbortedError): void {
+  /** Stops the handler (its signal) and reports `outcome`, unless the call already settled. */
+  abort(reason: ToolAbortedError, outcome: ExecutionOutcome): void {
     if (this.#settled) return;
     this.#abortReason = reason;
     this.#controller?.abort(reason);
-    this.settle(false, reason);
+    this.settle(outcome);
   }
 
-  settle(ok: boolean, value: unknown): void {
+  /** The first outcome wins; whatever the handler does after it is discarded. */
+  settle(outcome: ExecutionOutcome): void {
     if (this.#settled) return;
     this.#settled = true;
     clearTimeout(this.#timer);
     this.ctx.signal.removeEventListener('abort', this);
-    if (ok) this.resolve(value as JsonValue);
-    else this.reject(value);
+    this.resolve(outcome);
   }
 }
 

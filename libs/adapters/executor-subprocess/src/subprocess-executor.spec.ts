@@ -7,6 +7,16 @@ import { SubprocessExecutor, SubprocessRunner } from './index.js';
 
 describe('SubprocessExecutor (tier 1, unisolated)', () => {
   testExecutor({ tier: 'unisolated', create: () => new SubprocessExecutor() });
+
+  // The shell tools quote this sentence to agents and approvers: it must not sound like a sandbox.
+  it('says it is UNISOLATED and what its processes can reach', () => {
+    const { summary } = new SubprocessExecutor().isolation;
+    expect(summary).toContain('UNISOLATED');
+    expect(summary).toContain("the server's user");
+    expect(summary).toContain('read, write and signal whatever the server can');
+    expect(summary).toContain('beyond the workspace');
+    expect(summary).not.toMatch(/sandbox/i);
+  });
 });
 
 describe('SubprocessRunner specifics', () => {

@@ -1,7 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { JsonObject, JsonValue, ProcessRunner, ToolContext, ToolExecutor, ToolHandler } from '@toolgate/contracts';
+import type {
+  ExecutionOutcome,
+  ExecutorIsolation,
+  JsonObject,
+  ProcessRunner,
+  ToolContext,
+  ToolExecutor,
+  ToolHandler,
+} from '@toolgate/contracts';
 import { executeWithProcesses } from '@toolgate/adapter-kit-process';
 import { SubprocessRunner, type SubprocessRunnerOptions } from './subprocess-runner.js';
 
@@ -15,6 +23,9 @@ import { SubprocessRunner, type SubprocessRunnerOptions } from './subprocess-run
  */
 export class SubprocessExecutor implements ToolExecutor {
   readonly tier = 'unisolated' as const;
+  readonly isolation: ExecutorIsolation = {
+    summary: "It runs UNISOLATED as a host process with the server's user: it can read, write and signal whatever the server can, far beyond the workspace (tier 1).",
+  };
   readonly processes: ProcessRunner;
 
   constructor(options: SubprocessRunnerOptions = {}) {
@@ -38,7 +49,7 @@ export class SubprocessExecutor implements ToolExecutor {
     }
   }
 
-  execute(handler: ToolHandler, args: JsonObject, ctx: ToolContext, timeoutMs: number): Promise<JsonValue> {
+  execute(handler: ToolHandler, args: JsonObject, ctx: ToolContext, timeoutMs: number): Promise<ExecutionOutcome> {
     return executeWithProcesses(this.processes, handler, args, ctx, timeoutMs);
   }
 }

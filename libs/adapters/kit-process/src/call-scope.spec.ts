@@ -93,7 +93,7 @@ describe('scopeRunner', () => {
 });
 
 describe('executeWithProcesses', () => {
-  it('resolves with the output and gives the handler a scoped runner and its own signal', async () => {
+  it('reports the output and gives the handler a scoped runner and its own signal', async () => {
     const inner = new RecordingRunner();
     const caller = new AbortController();
     let seen: ToolContext | undefined;
@@ -109,14 +109,14 @@ describe('executeWithProcesses', () => {
       context(caller.signal),
       1000,
     );
-    expect(output).toEqual({ got: 1 });
+    expect(output).toEqual({ status: 'returned', output: { got: 1 } });
     expect(seen?.signal).not.toBe(caller.signal);
     expect(seen?.principal.id).toBe('worker-1');
     expect(inner.runs).toHaveLength(1);
     expect(inner.runs[0]?.signal).toBe(seen?.signal);
   });
 
-  it('rejects at the deadline with ToolAbortedError and aborts the handler signal with the same error', async () => {
+  it('reports the deadline and aborts the handler signal with a ToolAbortedError saying so', async () => {
     let handlerSignal: AbortSignal | undefined;
     const started = performance.now();
     const running = executeWithProcesses(
@@ -129,13 +129,14 @@ describe('executeWithProcesses', () => {
       context(),
       50,
     );
-    await expect(running).rejects.toThrow(new ToolAbortedError('timed out after 50 ms'));
+    await expect(running).resolves.toEqual({ status: 'deadline', timeoutMs: 50 });
     expect(performance.now() - started).toBeLessThan(2000);
     expect(handlerSignal?.aborted).toBe(true);
     expect(handlerSignal?.reason).toBeInstanceOf(ToolAbortedError);
+    expect((handlerSignal?.reason as Error).message).toBe('timed out after 50 ms');
   });
 
-  it("rejects when the caller's signal fires, and does not start a call whose signal already fired", async () => {
+  it("reports the caller's signal firing, and does not start a call whose signal already fired", async () => {
     const caller = new AbortController();
     let handlerSignal: AbortSignal | undefined;
     const running = executeWithProcesses(
@@ -149,8 +150,9 @@ describe('executeWithProcesses', () => {
       10_000,
     );
     caller.abort();
-    await expect(running).rejects.toThrow('the call was aborted');
+    await expect(running).resolves.toEqual({ status: 'aborted' });
     expect(handlerSignal?.aborted).toBe(true);
+    expect((handlerSignal?.reason as Error).message).toBe('the call was aborted');
 
     let invoked = false;
     const late = executeWithProcesses(
@@ -163,17 +165,20 @@ describe('executeWithProcesses', () => {
       context(caller.signal),
       10_000,
     );
-    await expect(late).rejects.toThrow('the call was aborted before it started');
+    await expect(late).resolves.toEqual({ status: 'aborted' });
     expect(invoked).toBe(false);
   });
 
-  it('rejects with the error a handler throws, synchronously or not', async () => {
+  it('reports the very error a handler throws, synchronously or not', async () => {
     const boom = new ToolError('boom', 'BOOM');
     const sync = handler(() => {
       throw boom;
     });
-    await expect(executeWithProcesses(new RecordingRunner(), sync, {}, context(), 1000)).rejects.toBe(boom);
-    await expect(executeWithProcesses(new RecordingRunner(), handler(() => Promise.reject(boom)), {}, context(), 1000)).rejects.toBe(boom);
+    const thrown = await executeWithProcesses(new RecordingRunner(), sync, {}, context(), 1000);
+    expect(thrown).toEqual({ status: 'threw', error: boom });
+    expect(thrown.status === 'threw' && thrown.error).toBe(boom);
+    const rejected = await executeWithProcesses(new RecordingRunner(), handler(() => Promise.reject(boom)), {}, context(), 1000);
+    expect(rejected.status === 'threw' && rejected.error).toBe(boom);
   });
 
   it.each([0, -5, Number.NaN, Number.POSITIVE_INFINITY])('refuses the timeout %s with RangeError', async (timeoutMs) => {
@@ -188,6 +193,6 @@ describe('executeWithProcesses', () => {
       context(),
       2 ** 31 + 10,
     );
-    expect(output).toBe('done');
+    expect(output).toEqual({ status: 'returned', output: 'done' });
   });
 });

@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import {
   ToolAbortedError,
   ToolError,
+  type ExecutionOutcome,
   type JsonObject,
-  type JsonValue,
   type ProcessRunner,
   type ToolContext,
   type ToolHandler,
@@ -40,10 +40,12 @@ export function scopeRunner(runner: ProcessRunner, workspaceRoot: string, signal
 }
 
 /**
- * Calls a handler with the tier's runner in `ctx.process` and a deadline, with the same
- * semantics as the in-process tier: rejects with `ToolAbortedError` at the deadline or when the
- * caller's signal fires, aborting the handler's signal either way (which also stops every
- * process the handler started through `ctx.process`).
+ * Calls a handler with the tier's runner in `ctx.process` and owns the call's deadline, with
+ * the same semantics as the in-process tier: resolves `deadline` when `timeoutMs` passes and
+ * `aborted` when the caller's signal fires, aborting the handler's signal either way (which also
+ * stops every process the handler started through `ctx.process`) and discarding whatever the
+ * handler does afterwards. A process's own `timeoutMs` (what a tool asks of one process) is the
+ * supervisor's; the call's deadline reaches processes only through this signal.
  */
 export function executeWithProcesses(
   runner: ProcessRunner,
@@ -51,32 +53,33 @@ export function executeWithProcesses(
   args: JsonObject,
   ctx: ToolContext,
   timeoutMs: number,
-): Promise<JsonValue> {
+): Promise<ExecutionOutcome> {
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     return Promise.reject(new RangeError(`timeoutMs must be a positive number, got ${timeoutMs}`));
   }
-  if (ctx.signal.aborted) return Promise.reject(new ToolAbortedError('the call was aborted before it started'));
+  if (ctx.signal.aborted) return Promise.resolve({ status: 'aborted' });
 
-  return new Promise<JsonValue>((resolvePromise, reject) => {
+  return new Promise<ExecutionOutcome>((resolvePromise) => {
     const controller = new AbortController();
     let settled = false;
-    const settle = (finish: () => void): void => {
+    // The first outcome wins; the handler's late result or error is discarded.
+    const settle = (outcome: ExecutionOutcome): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onCallerAbort);
-      finish();
+      resolvePromise(outcome);
     };
-    const onCallerAbort = (): void => {
-      const error = new ToolAbortedError('the call was aborted');
-      controller.abort(error);
-      settle(() => reject(error));
+    const stop = (reason: ToolAbortedError, outcome: ExecutionOutcome): void => {
+      if (settled) return;
+      controller.abort(reason);
+      settle(outcome);
     };
-    const timer = setTimeout(() => {
-      const error = new ToolAbortedError(`timed out after ${timeoutMs} ms`);
-      controller.abort(error);
-      settle(() => reject(error));
-    }, Math.min(timeoutMs, MAX_TIMER_MS));
+    const onCallerAbort = (): void => stop(new ToolAbortedError('the call was aborted'), { status: 'aborted' });
+    const timer = setTimeout(
+      () => stop(new ToolAbortedError(`timed out after ${timeoutMs} ms`), { status: 'deadline', timeoutMs }),
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    );
     ctx.signal.addEventListener('abort', onCallerAbort, { once: true });
 
     const scoped: ToolContext = {
@@ -88,8 +91,8 @@ export function executeWithProcesses(
     Promise.resolve()
       .then(() => handler.invoke(args, scoped))
       .then(
-        (output) => settle(() => resolvePromise(output)),
-        (error: unknown) => settle(() => reject(error)),
+        (output) => settle({ status: 'returned', output }),
+        (error: unknown) => settle({ status: 'threw', error }),
       );
   });
 }

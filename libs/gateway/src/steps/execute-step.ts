@@ -1,9 +1,9 @@
 import { setMaxListeners } from 'node:events';
-import { performance } from 'node:perf_hooks';
 import {
   ToolAbortedError,
   ToolError,
   type Denial,
+  type ExecutionOutcome,
   type HttpClient,
   type JsonValue,
   type ToolContext,
@@ -14,13 +14,7 @@ import { sanitizeToolMessage } from '../denials/error-sanitizer.js';
 import { ScopedHttpClient } from '../egress/scoped-http-client.js';
 
 /**
- * How long after the deadline the gateway still waits for an executor to report back (a process
- * tier may need a moment to kill its sandbox) before it answers TIMEOUT on its own.
- */
-const DEADLINE_GRACE_MS = 2000;
-
-/**
- * Handed to handlers when nothing but the executor's own deadline can stop the call. Shared by
+ * Handed to handlers when nothing but the executor's deadline can stop the call. Shared by
  * every such call, so executors' (removed-again) listeners must not trip the leak warning.
  */
 const NEVER_ABORTED = new AbortController().signal;
@@ -39,9 +33,10 @@ export function executorFor(call: Call, runtime: Runtime): ToolExecutor | Denial
 
 /**
  * Gate 10: runs the handler through its executor with the manifest's deadline and a signal that
- * fires at the deadline or when the caller goes away. The gateway keeps its own deadline rather
- * than trusting the executor's error text, and answers at deadline + grace even if the executor
- * never does. Only `ToolError` messages reach the caller (sanitized); anything else is generic.
+ * fires when the caller goes away. The executor owns the deadline (ADR 0033): it settles at the
+ * deadline whatever the handler does and says so in its outcome, which no handler can forge, so
+ * the gateway keeps no clock of its own. Caller cancellation stays here. Only `ToolError`
+ * messages reach the caller (sanitized); anything else is generic.
  */
 export async function execute(call: Call, runtime: Runtime, executor: ToolExecutor, callerSignal?: AbortSignal): Promise<Execution> {
   call.gate = 'execute';
@@ -60,17 +55,14 @@ export async function execute(call: Call, runtime: Runtime, executor: ToolExecut
 
   // The executor aborts the handler's signal at the deadline (its contract). The gateway adds a
   // signal of its own only where something else must stop with the call: the caller going away,
-  // and the scoped HTTP client of a networked tool. An AbortController is the single largest
-  // cost of a fast call, so a tool with neither gets a signal that never fires.
+  // and the scoped HTTP client of a networked tool, whose requests stop when the call is over.
+  // An AbortController is the single largest cost of a fast call, so a tool with neither gets a
+  // signal that never fires.
   const networked = runtime.deps.http !== undefined && call.egress !== undefined && manifest.permissions.some((p) => p.type === 'network');
   const controller = callerSignal || networked ? new AbortController() : undefined;
   const onCallerAbort = callerSignal ? (): void => controller?.abort(new ToolAbortedError('the caller went away')) : undefined;
   if (callerSignal && onCallerAbort) callerSignal.addEventListener('abort', onCallerAbort, { once: true });
   const signal = controller?.signal ?? NEVER_ABORTED;
-  const started = performance.now();
-  let deadlinePassed = false;
-  let deadline: ReturnType<typeof setTimeout> | undefined;
-  let grace: ReturnType<typeof setTimeout> | undefined;
 
   const ctx: ToolContext = {
     signal,
@@ -82,35 +74,22 @@ export async function execute(call: Call, runtime: Runtime, executor: ToolExecut
   };
 
   try {
-    const settled = await new Promise<Settled | typeof GAVE_UP>((resolve) => {
-      deadline = setTimeout(() => {
-        deadlinePassed = true;
-        controller?.abort(new ToolAbortedError(`timed out after ${timeoutMs} ms`));
-        grace = setTimeout(() => resolve(GAVE_UP), DEADLINE_GRACE_MS);
-      }, timeoutMs);
-      executor.execute(handler, call.args, ctx, timeoutMs).then(
-        (output) => resolve({ ok: true, output }),
-        (error: unknown) => resolve({ ok: false, error }),
-      );
-    });
-    // A result that arrives after the deadline is not trusted to be complete.
-    if (settled === GAVE_UP || deadlinePassed) return timedOut(timeoutMs);
-    if (settled.ok) return settled;
-    const { error } = settled;
-    // The gateway's own clock decides what a timeout is, never the executor's error text: a
-    // deadline-abort can land a moment before this process's timer fires.
-    if (error instanceof ToolAbortedError && performance.now() - started >= timeoutMs) return timedOut(timeoutMs);
-    if (callerSignal?.aborted) return cancelled();
-    return failed(error, workspaceRoot, call);
+    // An executor that rejects broke its contract (or refused its arguments): a failure, never a run.
+    const outcome = await executor.execute(handler, call.args, ctx, timeoutMs).catch(
+      (error: unknown): ExecutionOutcome => ({ status: 'threw', error }),
+    );
+    if (outcome.status === 'returned') return { ok: true, output: outcome.output };
+    if (outcome.status === 'deadline') return timedOut(timeoutMs);
+    // A handler that gives up because the caller went away is a cancellation, not a failure.
+    if (outcome.status === 'aborted' || callerSignal?.aborted) return cancelled();
+    return failed(outcome.error, workspaceRoot, call);
   } finally {
-    clearTimeout(deadline);
-    clearTimeout(grace);
+    // The call is over: whatever still runs with its signal (an HTTP request of a handler that
+    // stopped waiting for it) stops now.
+    controller?.abort(new ToolAbortedError('the call is over'));
     if (callerSignal && onCallerAbort) callerSignal.removeEventListener('abort', onCallerAbort);
   }
 }
-
-type Settled = { readonly ok: true; readonly output: JsonValue } | { readonly ok: false; readonly error: unknown };
-const GAVE_UP: unique symbol = Symbol('gave up');
 
 /** Only `ToolError` text reaches the caller, sanitized; anything else is a generic failure. */
 function failed(error: unknown, workspaceRoot: string, call: Call): Execution {

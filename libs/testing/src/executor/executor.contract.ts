@@ -20,6 +20,12 @@ import { livingProcesses, sleepMarker, untilEmpty } from './processes.js';
 
 export { livingProcesses, livingGroupMembers, sleepMarker, untilEmpty } from './processes.js';
 
+/** Polls until `done()` holds or `withinMs` passes. */
+async function untilSettled(done: () => boolean, withinMs: number): Promise<void> {
+  const until = Date.now() + withinMs;
+  while (!done() && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}
+
 /** How to build the executor under test. */
 export interface ExecutorSuiteOptions {
   /** The tier the executor must report. */
@@ -34,10 +40,13 @@ const SECRET_VALUE = 'hunter2-must-never-reach-a-tool';
 const SANDBOX_OWN = new Set(['PATH', 'HOME', 'LANG', 'PWD', 'OLDPWD', 'SHLVL', '_', 'HOSTNAME', 'USER', 'LOGNAME', 'TMPDIR', 'TERM', 'container']);
 
 /**
- * The behaviour every `ToolExecutor` must show, tier 0 included. Process tiers also run the
- * `ProcessRunner` part: scrubbed environment, confined working directory, stdin, output caps,
- * floods, deadlines that leave no process behind, and `prepare` for long-lived processes.
- * Isolation a tier adds on top (file system, network) is tested by that tier's own spec.
+ * The behaviour every `ToolExecutor` must show, tier 0 included: its isolation summary, outcomes
+ * for every way a handler can end, and the call deadline it owns (ADR 0033): reported at the
+ * deadline for a handler that ignores its signal or never settles, never for a handler that
+ * throws `ToolAbortedError` itself. Process tiers also run the `ProcessRunner` part: scrubbed
+ * environment, confined working directory, stdin, output caps, floods, deadlines that leave no
+ * process behind (SIGTERM ignored or not), and `prepare` for long-lived processes. Isolation a
+ * tier adds on top (file system, network) is tested by that tier's own spec.
  */
 export function testExecutor(options: ExecutorSuiteOptions): void {
   let executor: ToolExecutor;
@@ -85,11 +94,28 @@ export function testExecutor(options: ExecutorSuiteOptions): void {
   };
   const processTier = options.tier !== 'inprocess';
 
+  /** Runs a handler; the outcome and how long the executor took to report it. */
+  const timed = async (handler: ToolHandler, timeoutMs: number, ctx: ToolContext = context()) => {
+    const started = performance.now();
+    const outcome = await executor.execute(handler, {}, ctx, timeoutMs);
+    return { outcome, elapsed: performance.now() - started };
+  };
+
   describe('executing handlers', () => {
     it('reports its tier, passes its check, and has a process runner exactly at process tiers', async () => {
       expect(executor.tier).toBe(options.tier);
       await expect(executor.check()).resolves.toBeUndefined();
       expect(executor.processes !== undefined).toBe(processTier);
+    });
+
+    // What each tier's sentence must say is held by that tier's own spec; this is its shape, which
+    // the tools that quote it (the shell tools' descriptions) rely on.
+    it('describes what it isolates in one sentence that names the tier', () => {
+      const { summary } = executor.isolation;
+      expect(typeof summary).toBe('string');
+      expect(summary.trim()).toBe(summary);
+      expect(summary).toMatch(/^It runs [^\n]+\(([^()]*tier[^()]*)\)\.$/);
+      expect(summary.length).toBeLessThan(240);
     });
 
     it('returns the handler output and passes the arguments and the context through', async () => {
@@ -100,49 +126,114 @@ export function testExecutor(options: ExecutorSuiteOptions): void {
           return { echo: args['x'] ?? null };
         },
       };
-      await expect(executor.execute(handler, { x: [1, 'two'] }, context(), 5000)).resolves.toEqual({ echo: [1, 'two'] });
+      await expect(executor.execute(handler, { x: [1, 'two'] }, context(), 5000)).resolves.toEqual({ status: 'returned', output: { echo: [1, 'two'] } });
       expect(seen).toEqual([{ x: [1, 'two'] }, 'call-1', 'worker-1', workspace, false]);
     });
 
     it('gives the handler a process runner at process tiers and none at tier 0', async () => {
       const handler: ToolHandler = { invoke: async (_args, ctx) => ctx.process !== undefined };
-      await expect(executor.execute(handler, {}, context(), 5000)).resolves.toBe(processTier);
+      await expect(executor.execute(handler, {}, context(), 5000)).resolves.toEqual({ status: 'returned', output: processTier });
     });
 
-    it('rejects with the handler error itself, including a synchronous throw', async () => {
+    it('reports the very error the handler threw, including a synchronous throw, and never rejects for it', async () => {
       const failure = new ToolError('the file is locked', 'LOCKED');
-      await expect(executor.execute({ invoke: () => Promise.reject(failure) }, {}, context(), 5000)).rejects.toBe(failure);
+      const rejected = await executor.execute({ invoke: () => Promise.reject(failure) }, {}, context(), 5000);
+      expect(rejected).toEqual({ status: 'threw', error: failure });
+      expect(rejected.status === 'threw' && rejected.error).toBe(failure);
       const sync: ToolHandler = {
         invoke: () => {
           throw new Error('synchronous');
         },
       };
-      await expect(executor.execute(sync, {}, context(), 5000)).rejects.toThrow('synchronous');
+      await expect(executor.execute(sync, {}, context(), 5000)).resolves.toMatchObject({ status: 'threw', error: { message: 'synchronous' } });
     });
 
-    it('rejects with ToolAbortedError at the deadline, even if the handler ignores its signal, and aborts that signal', async () => {
-      let signal: AbortSignal | undefined;
-      const stubborn: ToolHandler = {
-        invoke: (_args, ctx) => {
-          signal = ctx.signal;
-          return new Promise((resolve) => setTimeout(() => resolve('late'), 1500));
-        },
-      };
-      const started = performance.now();
-      const error = await executor.execute(stubborn, {}, context(), 50).catch((e: unknown) => e);
-      const elapsed = performance.now() - started;
-      expect(error).toBeInstanceOf(ToolAbortedError);
-      expect((error as Error).message).toMatch(/timed out after 50 ms/);
-      expect(elapsed).toBeGreaterThanOrEqual(45);
-      expect(elapsed).toBeLessThan(1000);
-      expect(signal?.aborted).toBe(true);
+    describe('the call deadline (the executor owns it)', () => {
+      it('reports the deadline for a handler that ignores its signal, aborts that signal, and discards the late result', async () => {
+        let signal: AbortSignal | undefined;
+        let finished = false;
+        const stubborn: ToolHandler = {
+          invoke: (_args, ctx) => {
+            signal = ctx.signal;
+            return new Promise((resolve) =>
+              setTimeout(() => {
+                finished = true;
+                resolve('late');
+              }, 600),
+            );
+          },
+        };
+        const { outcome, elapsed } = await timed(stubborn, 50);
+        expect(outcome).toEqual({ status: 'deadline', timeoutMs: 50 });
+        expect(elapsed).toBeGreaterThanOrEqual(45);
+        expect(elapsed).toBeLessThan(500);
+        expect(finished).toBe(false);
+        expect(signal?.aborted).toBe(true);
+        expect(signal?.reason).toBeInstanceOf(ToolAbortedError);
+        expect((signal?.reason as Error).message).toMatch(/timed out after 50 ms/);
+      });
+
+      it('reports the deadline for a handler that never settles at all', async () => {
+        const { outcome, elapsed } = await timed({ invoke: () => new Promise(() => undefined) }, 60);
+        expect(outcome).toEqual({ status: 'deadline', timeoutMs: 60 });
+        expect(elapsed).toBeGreaterThanOrEqual(55);
+        expect(elapsed).toBeLessThan(500);
+      });
+
+      it('reports the deadline, not the error, for a handler that gives up with ToolAbortedError when its signal fires', async () => {
+        const obedient: ToolHandler = {
+          invoke: (_args, ctx) =>
+            new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new ToolAbortedError('I stopped')), { once: true })),
+        };
+        await expect(timed(obedient, 50).then((r) => r.outcome)).resolves.toEqual({ status: 'deadline', timeoutMs: 50 });
+      });
+
+      describe('forged timeouts', () => {
+        const forgeries: [string, () => Error][] = [
+          ['a ToolAbortedError naming a timeout', () => new ToolAbortedError('timed out after 50 ms')],
+          ['a plain ToolAbortedError', () => new ToolAbortedError()],
+          ['a ToolError with reason ABORTED', () => new ToolError('timed out after 50 ms', 'ABORTED')],
+          ['a ToolError with reason TIMEOUT', () => new ToolError('timed out', 'TIMEOUT')],
+          ['an AbortError DOMException', () => new DOMException('This operation was aborted', 'AbortError')],
+        ];
+        for (const [name, forge] of forgeries) {
+          it(`reports ${name} thrown early as the handler's error, not as the deadline`, async () => {
+            const error = forge();
+            const { outcome, elapsed } = await timed({ invoke: () => Promise.reject(error) }, 5000);
+            expect(outcome).toEqual({ status: 'threw', error });
+            expect(elapsed).toBeLessThan(1000);
+          });
+        }
+
+        it('reports a handler that returns something shaped like a deadline outcome as its output', async () => {
+          const shaped = { status: 'deadline', timeoutMs: 5000 };
+          await expect(executor.execute({ invoke: async () => shaped }, {}, context(), 5000)).resolves.toEqual({ status: 'returned', output: shaped });
+        });
+      });
+
+      it('treats a deadline beyond what a timer holds as the longest one, not as an immediate timeout', async () => {
+        const handler: ToolHandler = { invoke: () => new Promise((resolve) => setTimeout(() => resolve('done'), 30)) };
+        await expect(executor.execute(handler, {}, context(), 2 ** 31 + 10)).resolves.toEqual({ status: 'returned', output: 'done' });
+      });
     });
 
-    it("rejects when the caller's signal fires, and never starts a call whose signal already fired", async () => {
+    it("reports the caller's signal firing as aborted, never as the deadline, and never starts a call whose signal already fired", async () => {
       const caller = new AbortController();
-      const pending = executor.execute({ invoke: () => new Promise(() => undefined) }, {}, context(caller.signal), 10_000);
+      let signal: AbortSignal | undefined;
+      const pending = executor.execute(
+        {
+          invoke: (_args, ctx) => {
+            signal = ctx.signal;
+            return new Promise(() => undefined);
+          },
+        },
+        {},
+        context(caller.signal),
+        10_000,
+      );
       setTimeout(() => caller.abort(), 20);
-      await expect(pending).rejects.toBeInstanceOf(ToolAbortedError);
+      await expect(pending).resolves.toEqual({ status: 'aborted' });
+      expect(signal?.aborted).toBe(true);
 
       let ran = false;
       const marks: ToolHandler = {
@@ -151,14 +242,15 @@ export function testExecutor(options: ExecutorSuiteOptions): void {
           return null;
         },
       };
-      await expect(executor.execute(marks, {}, context(caller.signal), 5000)).rejects.toBeInstanceOf(ToolAbortedError);
+      await expect(executor.execute(marks, {}, context(caller.signal), 5000)).resolves.toEqual({ status: 'aborted' });
       expect(ran).toBe(false);
     });
 
     it('refuses a timeout that is not a positive number', async () => {
       const handler: ToolHandler = { invoke: async () => null };
-      await expect(executor.execute(handler, {}, context(), 0)).rejects.toThrow(RangeError);
-      await expect(executor.execute(handler, {}, context(), Number.NaN)).rejects.toThrow(RangeError);
+      for (const timeoutMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
+        await expect(executor.execute(handler, {}, context(), timeoutMs), String(timeoutMs)).rejects.toThrow(RangeError);
+      }
     });
   });
 
@@ -336,9 +428,49 @@ export function testExecutor(options: ExecutorSuiteOptions): void {
           return result.exitCode;
         },
       };
-      const error = await executor.execute(careless, {}, context(), 400).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(ToolAbortedError);
+      await expect(executor.execute(careless, {}, context(), 400)).resolves.toEqual({ status: 'deadline', timeoutMs: 400 });
       expect(await untilEmpty(() => livingProcesses(marker), 4000)).toEqual([]);
+    });
+
+    it("kills a call's processes that ignore SIGTERM at the call's deadline, well before their own timeout", async () => {
+      const marker = sleepMarker();
+      let result: unknown;
+      const stubborn: ToolHandler = {
+        async invoke(_args, ctx) {
+          if (!ctx.process) throw new Error('no runner');
+          // The process asks for a minute of its own; the call allows 400 ms.
+          result = await ctx.process
+            .run(
+              { command: 'sh', args: ['-c', `trap "" TERM; sleep ${marker} & sleep ${marker} & wait; wait`] },
+              { workspaceRoot: ctx.workspaceRoot, timeoutMs: 60_000, maxOutputBytes: 1024, signal: ctx.signal },
+            )
+            .catch((e: unknown) => e);
+          return 'finished';
+        },
+      };
+      const { outcome, elapsed } = await timed(stubborn, 400);
+      expect(outcome).toEqual({ status: 'deadline', timeoutMs: 400 });
+      expect(elapsed).toBeLessThan(2000);
+      // Past the kill grace the group is SIGKILLed: nothing is left, and the run reports the abort.
+      expect(await untilEmpty(() => livingProcesses(marker), 5000)).toEqual([]);
+      await untilSettled(() => result !== undefined, 5000);
+      expect(result).toBeInstanceOf(ToolAbortedError);
+    });
+
+    it('keeps a process timeout a tool asks for its own: the process is killed at it and the handler reports', async () => {
+      const marker = sleepMarker();
+      const patient: ToolHandler = {
+        async invoke(_args, ctx) {
+          if (!ctx.process) throw new Error('no runner');
+          const run = await ctx.process.run(
+            { command: 'sh', args: ['-c', `sleep ${marker}`] },
+            { workspaceRoot: ctx.workspaceRoot, timeoutMs: 300, maxOutputBytes: 1024, signal: ctx.signal },
+          );
+          return { timedOut: run.timedOut };
+        },
+      };
+      await expect(executor.execute(patient, {}, context(), 10_000)).resolves.toEqual({ status: 'returned', output: { timedOut: true } });
+      expect(await untilEmpty(() => livingProcesses(marker), 3000)).toEqual([]);
     });
 
     it("lets a handler's processes run only in the call's own workspace", async () => {
@@ -349,7 +481,8 @@ export function testExecutor(options: ExecutorSuiteOptions): void {
           return 'ran';
         },
       };
-      await expect(executor.execute(elsewhere, {}, context(), 5000)).rejects.toBeInstanceOf(ToolError);
+      const refused = await executor.execute(elsewhere, {}, context(), 5000);
+      expect(refused.status === 'threw' && refused.error).toBeInstanceOf(ToolError);
       const inside: ToolHandler = {
         async invoke(_args, ctx) {
           if (!ctx.process) throw new Error('no runner');
@@ -357,7 +490,7 @@ export function testExecutor(options: ExecutorSuiteOptions): void {
           return result.stdout;
         },
       };
-      await expect(executor.execute(inside, {}, context(), 10_000)).resolves.toBe(markerText);
+      await expect(executor.execute(inside, {}, context(), 10_000)).resolves.toEqual({ status: 'returned', output: markerText });
     });
 
     it('prepares a long-lived command that runs in the workspace with the scrubbed environment', async () => {

@@ -61,7 +61,9 @@ const context = (workspaceRoot: string, process: ProcessRunner): ToolContext => 
   process,
 });
 
-const git = createShellTools({ tier: 'bwrap', timeoutMs: 60_000, maxOutputBytes: 16_384 })[1] as ToolDefinition;
+/** The tier's executor as the shell tools see it: its tier and what it says it isolates. */
+const BWRAP_EXECUTOR = { tier: 'bwrap', isolation: { summary: 'It runs at the bwrap test tier.' } } as const;
+const git = createShellTools({ executor: BWRAP_EXECUTOR, timeoutMs: 60_000, maxOutputBytes: 16_384 })[1] as ToolDefinition;
 
 let base: string;
 let workspace: string;
@@ -549,7 +551,7 @@ describe('writing/reading outside the work tree', () => {
 
 describe('racing a checked git call', () => {
   // The tools as the server has them: one createShellTools call, so bash and git share locks.
-  const [bashOfServer, gitOfServer] = createShellTools({ tier: 'bwrap', timeoutMs: 60_000, maxOutputBytes: 16_384 }) as [ToolDefinition, ToolDefinition];
+  const [bashOfServer, gitOfServer] = createShellTools({ executor: BWRAP_EXECUTOR, timeoutMs: 60_000, maxOutputBytes: 16_384 }) as [ToolDefinition, ToolDefinition];
   /** Records when each process of the runner started and ended. */
   class TimedRunner extends WorkspaceRunner {
     readonly spans: { command: string; args: readonly string[]; start: number; end: number }[] = [];

@@ -9,9 +9,10 @@ export { GIT_SUBCOMMANDS, REFUSED_OPTIONS, PROTECTIVE_CONFIG, checkGitArgs } fro
 export { MAX_BASH_COMMAND_BYTES } from './bash.tool.js';
 
 /**
- * The `bash` and `git` tools at the given tier (`TOOLGATE_SHELL_TIER`). Both are `high` risk
- * (every call needs an approval) with the `exec` permission, and run every process through the
- * call's `ctx.process`, so the tier's isolation applies to what actually runs.
+ * The `bash` and `git` tools at the tier of the given executor (`TOOLGATE_SHELL_TIER`). Both are
+ * `high` risk (every call needs an approval) with the `exec` permission, and run every process
+ * through the call's `ctx.process`, so the tier's isolation applies to what actually runs; their
+ * descriptions quote the executor's own isolation summary rather than describing sandboxes here.
  */
 export function createShellTools(options: ShellToolsOptions): ToolDefinition[] {
   const limits = shellLimits(options);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   ToolError,
+  type ExecutorTier,
   type JsonObject,
   type ProcessLimits,
   type ProcessResult,
@@ -74,12 +75,21 @@ const context = (workspaceRoot: string, process?: ProcessRunner): ToolContext =>
   ...(process ? { process } : {}),
 });
 
-const [bash, git] = createShellTools({ tier: 'bwrap', timeoutMs: 60_000, maxOutputBytes: 4096 }) as [ToolDefinition, ToolDefinition];
+/**
+ * Stands in for a tier's executor: the shell tools need only its tier and what it says it
+ * isolates (the real executors' summaries are held by their own specs and the server's e2e).
+ */
+const executorAt = (tier: ExecutorTier, summary = `It runs at the ${tier} test tier, which sees only what this test says.`) => ({
+  tier,
+  isolation: { summary },
+});
+
+const [bash, git] = createShellTools({ executor: executorAt('bwrap'), timeoutMs: 60_000, maxOutputBytes: 4096 }) as [ToolDefinition, ToolDefinition];
 
 describe('createShellTools', () => {
   it('builds bash and git as high-risk exec tools at the chosen tier', () => {
     for (const tier of ['unisolated', 'bwrap', 'container'] as const) {
-      const tools = createShellTools({ tier });
+      const tools = createShellTools({ executor: executorAt(tier) });
       expect(tools.map((t) => t.manifest.name)).toEqual(['bash', 'git']);
       for (const { manifest } of tools) {
         expect(manifest.tier).toBe(tier);
@@ -100,10 +110,28 @@ describe('createShellTools', () => {
     }
   });
 
-  it('refuses tier 0 and nonsensical limits', () => {
-    expect(() => createShellTools({ tier: 'inprocess' })).toThrow('process tier');
-    expect(() => createShellTools({ tier: 'bwrap', timeoutMs: 500 })).toThrow(RangeError);
-    expect(() => createShellTools({ tier: 'bwrap', maxOutputBytes: 0 })).toThrow(RangeError);
+  it('tells agents what the tier isolates in the words of its executor, without describing sandboxes itself', () => {
+    const summary = 'It runs in a sandbox that sees only the workspace (at /workspace), a read-only /usr and no network (tier 2).';
+    const tools = createShellTools({ executor: executorAt('bwrap', summary) });
+    for (const { manifest } of tools) expect(manifest.description).toContain(summary);
+    const other = createShellTools({ executor: executorAt('unisolated', 'It runs UNISOLATED as a host process (tier 1).') });
+    for (const { manifest } of other) {
+      expect(manifest.description).toContain('It runs UNISOLATED as a host process (tier 1).');
+      expect(manifest.description).not.toContain('sandbox that sees only');
+    }
+    const bashDescription = tools[0]?.manifest.description ?? '';
+    expect(bashDescription).toContain('killed at the deadline');
+    expect(bashDescription).toContain(`at most ${120_000 - DEADLINE_RESERVE_MS} ms`);
+  });
+
+  it('refuses tier 0, an unknown tier, an executor that does not say what it isolates, and nonsensical limits', () => {
+    expect(() => createShellTools({ executor: executorAt('inprocess') })).toThrow('process tier');
+    expect(() => createShellTools({ executor: { tier: 'subprocess' as ExecutorTier, isolation: { summary: 'x' } } })).toThrow('process tier');
+    for (const isolation of [{ summary: '' }, { summary: '   ' }, { summary: undefined as unknown as string }, undefined as unknown as { summary: string }]) {
+      expect(() => createShellTools({ executor: { tier: 'bwrap', isolation } }), JSON.stringify(isolation)).toThrow('does not describe its isolation');
+    }
+    expect(() => createShellTools({ executor: executorAt('bwrap'), timeoutMs: 500 })).toThrow(RangeError);
+    expect(() => createShellTools({ executor: executorAt('bwrap'), maxOutputBytes: 0 })).toThrow(RangeError);
   });
 });
 
