@@ -25,20 +25,29 @@ export type AuditEventKind = 'authorized' | 'succeeded' | 'failed' | 'denied' | 
  * look like secrets are redacted by the sink before they are written.
  */
 export interface AuditEvent {
+  /** What the record is about (see {@link AuditEventKind}). */
   readonly event: AuditEventKind;
   /** ISO-8601 time of the decision. */
   readonly ts: string;
   /** Correlates the records of one call. */
   readonly callId?: string;
+  /** The tenant the decision was made for. */
   readonly tenant?: string;
+  /** The caller (or, on approval records, the requester or the decider). */
   readonly principal?: string;
+  /** The tool called. */
   readonly tool?: string;
+  /** The tool version called. */
   readonly version?: string;
+  /** On `denied`: the gate that refused the call. */
   readonly gate?: Gate;
+  /** On `denied`: the denial code the caller received. */
   readonly code?: DenialCode;
+  /** On `succeeded` and `failed`: how long the handler ran, in milliseconds. */
   readonly durationMs?: number;
   /** `sha256:<hex>` of the canonical JSON of the (repaired) arguments. */
   readonly argsDigest?: string;
+  /** The approver of the call's (or the decided) approval. */
   readonly approvedBy?: string;
   /**
    * On a call: `approval:<id>` or `self-approval`. On `approval_decided`: the decider's reason,
@@ -60,6 +69,7 @@ export interface AuditEvent {
 
 /** An event as stored: chained to the one before it. */
 export interface AuditRecord extends AuditEvent {
+  /** Position in the trail: 1 for the first record, one more for each after it. */
   readonly seq: number;
   /** Digest of the previous frame (the chain). */
   readonly prev: string;
@@ -69,20 +79,29 @@ export interface AuditRecord extends AuditEvent {
 
 /** Proof that an event is durable. */
 export interface AuditReceipt {
+  /** The record's position in the trail. */
   readonly seq: number;
+  /** The record's frame digest, which the next record chains to. */
   readonly digest: string;
 }
 
 /** Result of verifying the whole trail. */
 export interface AuditReport {
+  /** True when every record verified and the chain is unbroken. */
   readonly ok: boolean;
+  /** Records verified (up to the fault, if there is one). */
   readonly records: number;
+  /** Segments read (files for the file sink; 1 for PostgreSQL). */
   readonly segments: number;
   /** The first fault found, naming where it is. */
   readonly fault?: {
+    /** The segment file name (or the table) holding the fault. */
     readonly segment?: string;
+    /** The `seq` of the bad record, when it could be read. */
     readonly seq?: number;
+    /** 1-based position of the bad frame in its segment. */
     readonly record?: number;
+    /** What is wrong, in one line, naming the segment and record (never a host path). */
     readonly reason: string;
   };
 }
@@ -91,6 +110,7 @@ export interface AuditReport {
 export interface AuditQuery {
   /** Only this tenant's records (non-operators always get this). */
   readonly tenant?: string;
+  /** Only records of this principal. */
   readonly principal?: string;
   /** Records with `seq` greater than this. */
   readonly afterSeq?: number;
@@ -103,13 +123,22 @@ export interface AuditQuery {
  * `append` resolves only once the record is durable.
  */
 export interface AuditSink {
+  /**
+   * Writes one event and resolves once it is durable. Rejects with `InvalidAuditEventError` for an
+   * event of the wrong shape and with `AuditUnavailableError` when nothing can be written; either
+   * way the record does not exist and the call must not run.
+   */
   append(event: AuditEvent): Promise<AuditReceipt>;
+  /** Reads the whole trail and checks every digest and the chain; reports the first fault. */
   verify(): Promise<AuditReport>;
+  /** The newest records matching `query`, oldest first; rejects with `AuditCorruptError` on damage. */
   tail(query: AuditQuery): Promise<readonly AuditRecord[]>;
   /** Whether appends can currently succeed, and if not, why (for `health`). */
   health(): { readonly ok: boolean; readonly reason?: string };
+  /** Waits for pending appends, then releases the trail (lock, files, connections). */
   close(): Promise<void>;
 }
+/** The audit sink `apps/server` binds by `TOOLGATE_AUDIT` (files or PostgreSQL). */
 export const AuditSinkToken: Token<AuditSink> = token('AuditSink');
 
 /**

@@ -11,4 +11,5 @@ export interface BudgetStore {
   /** Spends one call; false (and nothing spent) when the window is used up. */
   charge(tenant: string, principal: string, policy: BudgetPolicy, now: number): Promise<boolean>;
 }
+/** The budget store `apps/server` binds by `TOOLGATE_STORE` (SQLite or PostgreSQL). */
 export const BudgetStoreToken: Token<BudgetStore> = token('BudgetStore');

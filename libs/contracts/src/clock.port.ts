@@ -5,4 +5,5 @@ export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
 }
+/** The clock every time-dependent decision reads; `apps/server` binds the system clock. */
 export const ClockToken: Token<Clock> = token('Clock');

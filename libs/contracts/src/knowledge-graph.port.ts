@@ -5,9 +5,13 @@ export type GraphTerm =
   | { readonly type: 'iri'; readonly value: string }
   | { readonly type: 'literal'; readonly value: string; readonly datatype?: string; readonly language?: string };
 
+/** One statement of a tenant's graph. */
 export interface Triple {
+  /** What the statement is about (an IRI). */
   readonly subject: GraphTerm;
+  /** The relation (an IRI). */
   readonly predicate: GraphTerm;
+  /** The value: an IRI or a literal. */
   readonly object: GraphTerm;
 }
 
@@ -49,6 +53,11 @@ export interface KnowledgeGraph {
    * and adds `triples`: for derived data that is rebuilt, such as the team roster at start.
    */
   replace(tenant: string, subjectPrefix: string, triples: readonly Triple[]): Promise<void>;
+  /**
+   * Answers a SPARQL SELECT or ASK over the tenant's graph only, within `limits`; anything else is
+   * refused with a `ToolError` (see above).
+   */
   query(tenant: string, sparql: string, limits: QueryLimits): Promise<QueryAnswer>;
 }
+/** The shared-memory graph; `apps/server` binds the Oxigraph adapter (a file in the data dir). */
 export const KnowledgeGraphToken: Token<KnowledgeGraph> = token('KnowledgeGraph');

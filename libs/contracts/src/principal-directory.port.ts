@@ -24,4 +24,5 @@ export interface PrincipalDirectory {
   /** Every configured tenant name. */
   tenants(): readonly string[];
 }
+/** The directory `apps/server` builds from the principals file (or the demo principals). */
 export const PrincipalDirectoryToken: Token<PrincipalDirectory> = token('PrincipalDirectory');

@@ -1,9 +1,12 @@
 /** A process to run inside a sandbox tier. `command` is looked up on the sandbox's PATH. */
 export interface ProcessSpec {
+  /** The program: a name looked up on the sandbox's PATH, or an absolute path inside the sandbox. */
   readonly command: string;
+  /** Its arguments, passed as they are (never through a shell). */
   readonly args: readonly string[];
   /** The only environment variables the process sees (besides a minimal PATH/HOME/LANG). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Written to the process's standard input, which is then closed; empty when absent. */
   readonly stdin?: string;
   /** Working directory relative to the workspace root; default the root itself. */
   readonly cwd?: string;
@@ -13,9 +16,11 @@ export interface ProcessSpec {
 export interface ProcessLimits {
   /** Absolute host path of the tenant workspace: the only writable place. */
   readonly workspaceRoot: string;
+  /** Wall-clock time the process may run before it and everything it started are killed. */
   readonly timeoutMs: number;
   /** Cap for stdout and for stderr, each. */
   readonly maxOutputBytes: number;
+  /** Kills the process when it fires (the call's deadline or cancellation). */
   readonly signal?: AbortSignal;
 }
 
@@ -25,13 +30,21 @@ export interface ProcessLimits {
  * `signal` set and a truncated stream, with `timedOut` false.
  */
 export interface ProcessResult {
+  /** The exit status, or null when a signal ended the process. */
   readonly exitCode: number | null;
+  /** The signal that ended it (e.g. `SIGKILL`), or null when it exited. */
   readonly signal: string | null;
+  /** Standard output, up to the cap. */
   readonly stdout: string;
+  /** Standard error, up to the cap. */
   readonly stderr: string;
+  /** Standard output went past the cap and was cut. */
   readonly stdoutTruncated: boolean;
+  /** Standard error went past the cap and was cut. */
   readonly stderrTruncated: boolean;
+  /** The process was killed because `timeoutMs` passed. */
   readonly timedOut: boolean;
+  /** Wall-clock time from start until the process and its group were gone. */
   readonly durationMs: number;
 }
 
@@ -41,7 +54,9 @@ export interface ProcessResult {
  * group when done.
  */
 export interface PreparedCommand {
+  /** The host program to spawn (the process itself, or the tier's sandbox launcher). */
   readonly command: string;
+  /** Its arguments, in order, passed without a shell. */
   readonly args: readonly string[];
   /** The complete environment of the spawned process. */
   readonly env: Readonly<Record<string, string>>;

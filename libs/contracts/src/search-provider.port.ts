@@ -80,5 +80,5 @@ export class SearchConfigError extends Error {
   }
 }
 
-/** The search backend the server selected from `TOOLGATE_WEB_SEARCH_PROVIDER`. */
+/** The search backend `apps/server` binds by `TOOLGATE_WEB_SEARCH_PROVIDER`. */
 export const SearchProviderToken: Token<SearchProvider> = token('SearchProvider');

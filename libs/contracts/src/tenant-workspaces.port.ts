@@ -21,4 +21,5 @@ export interface TenantWorkspaces {
    */
   prepare(tenant: string): Promise<string>;
 }
+/** The tenant workspaces `apps/server` binds under `TOOLGATE_WORKSPACE_ROOT`. */
 export const TenantWorkspacesToken: Token<TenantWorkspaces> = token('TenantWorkspaces');

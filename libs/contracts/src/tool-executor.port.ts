@@ -57,5 +57,5 @@ export interface ToolExecutor {
    */
   execute(handler: ToolHandler, args: JsonObject, ctx: ToolContext, timeoutMs: number): Promise<ExecutionOutcome>;
 }
-/** Every executor `apps/server` could start on this machine, one per tier. */
+/** The executors of the tiers this server runs (tier 0 always; a process tier only if its `check()` passed), one per tier. */
 export const ToolExecutorsToken: Token<readonly ToolExecutor[]> = token('ToolExecutors');

@@ -8,6 +8,7 @@ import type { ToolManifest } from './tool-manifest.js';
 export interface ToolContext {
   /** Fires at the deadline or when the caller goes away; handlers must stop promptly. */
   readonly signal: AbortSignal;
+  /** Who made the call, as authenticated by the gateway. */
   readonly principal: Principal;
   /** Absolute path of the tenant's workspace (`<workspace root>/<tenant>`). */
   readonly workspaceRoot: string;
@@ -21,11 +22,17 @@ export interface ToolContext {
 
 /** The code of a tool. Throw `ToolError` for failures the caller should read. */
 export interface ToolHandler {
+  /**
+   * Runs the tool on arguments the gateway already checked against the manifest's input schema;
+   * the output is checked against the output schema before the caller sees it.
+   */
   invoke(args: JsonObject, ctx: ToolContext): Promise<JsonValue>;
 }
 
 /** A tool as registered: its manifest and its handler. */
 export interface ToolDefinition {
+  /** What the tool is and may do: the gateway's only source of truth about it. */
   readonly manifest: ToolManifest;
+  /** Its code, run by the executor of the manifest's tier. */
   readonly handler: ToolHandler;
 }
