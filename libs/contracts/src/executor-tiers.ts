@@ -10,7 +10,7 @@
  * container per process). What each tier does and does not isolate is stated by its executor
  * (`ToolExecutor.isolation`), not here.
  */
-export const EXECUTOR_TIERS = ['inprocess', 'unisolated', 'bwrap', 'container'] as const;
+export const EXECUTOR_TIERS = Object.freeze(['inprocess', 'unisolated', 'bwrap', 'container'] as const);
 
 /** The sandbox a tool runs in (a manifest's `tier`): one of {@link EXECUTOR_TIERS}. */
 export type ExecutorTier = (typeof EXECUTOR_TIERS)[number];
@@ -31,13 +31,16 @@ export interface ExecutorTierTraits {
   readonly hostsLongLived: boolean;
 }
 
-/** The traits of every tier; a new tier must state them (the `satisfies` makes that a type error). */
-export const EXECUTOR_TIER_TRAITS = {
-  inprocess: { runsProcesses: false, hostsLongLived: false },
-  unisolated: { runsProcesses: true, hostsLongLived: true },
-  bwrap: { runsProcesses: true, hostsLongLived: true },
-  container: { runsProcesses: true, hostsLongLived: false },
-} as const satisfies Readonly<Record<ExecutorTier, ExecutorTierTraits>>;
+/**
+ * The traits of every tier; a new tier must state them (the `satisfies` makes a missing one a
+ * type error). Frozen, like every list here, because they decide what configuration is accepted.
+ */
+export const EXECUTOR_TIER_TRAITS = Object.freeze({
+  inprocess: Object.freeze({ runsProcesses: false, hostsLongLived: false }),
+  unisolated: Object.freeze({ runsProcesses: true, hostsLongLived: true }),
+  bwrap: Object.freeze({ runsProcesses: true, hostsLongLived: true }),
+  container: Object.freeze({ runsProcesses: true, hostsLongLived: false }),
+} as const) satisfies Readonly<Record<ExecutorTier, ExecutorTierTraits>>;
 
 type TraitsOf<T extends ExecutorTier> = (typeof EXECUTOR_TIER_TRAITS)[T];
 
@@ -45,8 +48,8 @@ type TraitsOf<T extends ExecutorTier> = (typeof EXECUTOR_TIER_TRAITS)[T];
 export type ProcessTier = { [T in ExecutorTier]: TraitsOf<T>['runsProcesses'] extends true ? T : never }[ExecutorTier];
 
 /** {@link ProcessTier} as a list, in the order of {@link EXECUTOR_TIERS}. */
-export const PROCESS_TIERS: readonly ProcessTier[] = EXECUTOR_TIERS.filter(
-  (tier): tier is ProcessTier => EXECUTOR_TIER_TRAITS[tier].runsProcesses,
+export const PROCESS_TIERS: readonly ProcessTier[] = Object.freeze(
+  EXECUTOR_TIERS.filter((tier): tier is ProcessTier => EXECUTOR_TIER_TRAITS[tier].runsProcesses),
 );
 
 /** True if `value` names a tier that runs processes; false for `inprocess` and unknown names. */
@@ -60,8 +63,8 @@ export type LongLivedTier = {
 }[ExecutorTier];
 
 /** {@link LongLivedTier} as a list, in the order of {@link EXECUTOR_TIERS}. */
-export const LONG_LIVED_TIERS: readonly LongLivedTier[] = EXECUTOR_TIERS.filter(
-  (tier): tier is LongLivedTier => EXECUTOR_TIER_TRAITS[tier].hostsLongLived,
+export const LONG_LIVED_TIERS: readonly LongLivedTier[] = Object.freeze(
+  EXECUTOR_TIERS.filter((tier): tier is LongLivedTier => EXECUTOR_TIER_TRAITS[tier].hostsLongLived),
 );
 
 /** True if `value` names a tier that can host a long-lived process. */

@@ -15,7 +15,7 @@ import {
  */
 export type McpServerTier = LongLivedTier;
 /** {@link McpServerTier} as a list, sorted by name so messages read the same whatever the tier order. */
-export const MCP_SERVER_TIERS: readonly McpServerTier[] = [...LONG_LIVED_TIERS].sort();
+export const MCP_SERVER_TIERS: readonly McpServerTier[] = Object.freeze([...LONG_LIVED_TIERS].sort());
 
 /** Tier names that were renamed; the old spelling is refused with what it is now called and why. */
 const RENAMED_TIERS: Readonly<Record<string, string>> = {
