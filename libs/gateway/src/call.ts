@@ -1,22 +1,4 @@
-import type {
-  ApprovalRecord,
-  BudgetPolicy,
-  Denial,
-  DenialCode,
-  Gate,
-  InvokeRequest,
-  JsonObject,
-  JsonValue,
-  Principal,
-  Repair,
-  TenantPolicy,
-  TenantWorkspaces,
-  ToolDefinition,
-  ToolExecutor,
-} from '@toolgate/contracts';
-import { argsDigest } from './audit/canonical-json.js';
-import type { GatewayDeps, GatewayLimits } from './gateway-deps.js';
-import type { ToolAccess } from './registry/tool-access.js';
+import type { ApprovalRecord, BudgetPolicy, Denial, Gate, InvokeRequest, JsonObject, JsonValue, Principal, Repair, TenantPolicy, ToolDefinition } from '@toolgate/contracts';
 
 /** Why a call is being taken through the gates: the same gates serve three operations. */
 export type CallMode = 'invoke' | 'explain' | 'approval-request';
@@ -85,41 +67,20 @@ export function toolOf(call: Call): ToolDefinition {
   return call.tool;
 }
 
-/** Digest of the accepted (repaired) arguments, memoised: several audit events carry it. */
-const digests = new WeakMap<Call, string>();
-export function argsDigestOf(call: Call): string | undefined {
-  if (!call.inputAccepted) return undefined;
-  let digest = digests.get(call);
-  if (digest === undefined) {
-    digest = argsDigest(call.args);
-    digests.set(call, digest);
-  }
-  return digest;
-}
-
-/** The gateway's dependencies with defaults applied, as every gate sees them. */
-export interface Runtime {
-  readonly deps: GatewayDeps;
-  readonly limits: GatewayLimits;
-  readonly access: ToolAccess;
-  readonly executors: ReadonlyMap<string, ToolExecutor>;
-  readonly newId: () => string;
-  readonly workspaces: TenantWorkspaces;
-}
-
 /** One step of the pipeline. Returns a denial to stop the call, or nothing to let it on. */
 export interface CallGate {
   readonly name: Gate;
-  check(call: Call, runtime: Runtime): Denial | undefined | Promise<Denial | undefined>;
+  /**
+   * Decides the call from what earlier gates set and the dependencies the gate's factory was
+   * given: a gate never sees the gateway's other dependencies.
+   */
+  check(call: Call): Denial | undefined | Promise<Denial | undefined>;
 }
 
-/** Builds a denial, leaving out the optional parts that are absent. */
-export function deny(
-  gate: Gate,
-  code: DenialCode,
-  message: string,
-  hint?: string,
-  data?: Readonly<Record<string, JsonValue>>,
-): Denial {
-  return { gate, code, message, ...(hint === undefined ? {} : { hint }), ...(data === undefined ? {} : { data }) };
+/** A step's answer after the tool ran: its output, or why the call failed or was stopped. */
+export type Execution = { readonly ok: true; readonly output: JsonValue } | { readonly ok: false; readonly denial: Denial; readonly failed: boolean };
+
+/** What every answer of an accepted call carries beside its result: the repairs, if any. */
+export function repairedOf(call: Call): { readonly repaired?: Repair[] } {
+  return call.inputAccepted && call.repaired.length > 0 ? { repaired: call.repaired } : {};
 }

@@ -1,55 +1,108 @@
-import { redactSecrets, type Denial, type Gate, type InvokeResult, type JsonValue } from '@toolgate/contracts';
-import { callEvent, denialEvent } from './audit/audit-events.js';
-import { toolOf, type Call, type CallGate, type Runtime } from './call.js';
+import type {
+  ApprovalStore,
+  AuditSink,
+  BudgetStore,
+  Clock,
+  Denial,
+  EgressSettings,
+  Gate,
+  GatewayListener,
+  HttpClient,
+  InvokeResult,
+  PrincipalDirectory,
+  SettingsStore,
+  TenantWorkspaces,
+  ToolExecutor,
+} from '@toolgate/contracts';
+import { denialEvent } from './audit/audit-events.js';
+import { repairedOf, type Call, type CallGate } from './call.js';
+import { stateUnavailable } from './denials/state-unavailable.js';
 import { allowGate } from './gates/allow-gate.js';
 import { approvalGate } from './gates/approval-gate.js';
-import { authorize } from './steps/commit-step.js';
 import { budgetGate } from './gates/budget-gate.js';
 import { depthGate } from './gates/depth-gate.js';
 import { egressGate } from './gates/egress-gate.js';
-import { execute, executorFor, type Execution } from './steps/execute-step.js';
 import { inputGate } from './gates/input-gate.js';
 import { lookupGate } from './gates/lookup-gate.js';
-import { checkOutput } from './steps/output-step.js';
 import { permissionsGate } from './gates/permissions-gate.js';
 import { sizeGate } from './gates/size-gate.js';
-import { stateUnavailable } from './denials/state-unavailable.js';
-
-/** Gate 4: nesting first (every later step recurses over the arguments), then the serialized size. */
-const nestingAndSizeGate: CallGate = {
-  name: 'size',
-  check: (call, runtime) => depthGate.check(call, runtime) ?? sizeGate.check(call, runtime),
-};
-
-/** Gates 1–8: everything that can be decided without spending or running anything (ADR 0005). */
-export const PREFLIGHT_GATES: readonly CallGate[] = [
-  lookupGate,
-  allowGate,
-  budgetGate,
-  nestingAndSizeGate,
-  permissionsGate,
-  inputGate,
-  approvalGate,
-  egressGate,
-];
+import type { GatewayLimits } from './limits.js';
+import type { ToolAccess } from './registry/tool-access.js';
+import type { ToolRegistry } from './registry/tool-registry.js';
+import { authorize, type CommitNeeds } from './steps/commit-step.js';
+import { execute, executorFor, type ExecuteNeeds } from './steps/execute-step.js';
+import { recordOutcome, type OutcomeNeeds } from './steps/outcome-step.js';
+import { checkOutput, type OutputNeeds } from './steps/output-step.js';
 
 /**
- * What an approval request must pass so its digest is over arguments a call could send. The
- * budget is checked (not charged) too: a principal whose calls are used up cannot make approvers
- * read requests it could not act on, however many it sends.
+ * The gateway's dependencies with defaults applied. Only the pipeline holds them all: it hands
+ * each gate and step the few it declares (`LookupNeeds`, `CommitNeeds`, …) and nothing else.
  */
-export const APPROVAL_REQUEST_GATES: readonly CallGate[] = [lookupGate, allowGate, budgetGate, nestingAndSizeGate, inputGate];
+export interface PipelineWiring {
+  readonly registry: ToolRegistry;
+  readonly directory: PrincipalDirectory;
+  readonly access: ToolAccess;
+  readonly approvals: ApprovalStore;
+  readonly budgets: BudgetStore;
+  readonly settings: SettingsStore;
+  readonly audit: AuditSink;
+  readonly clock: Clock;
+  readonly executors: ReadonlyMap<string, ToolExecutor>;
+  readonly workspaces: TenantWorkspaces;
+  readonly http?: HttpClient;
+  readonly bootEgress: EgressSettings;
+  readonly limits: GatewayLimits;
+  readonly listeners: readonly GatewayListener[];
+}
+
+/** The gate lists and each step's dependencies, built once from the wiring. */
+interface Stages {
+  /** Gates 1–8: everything that can be decided without spending or running anything (ADR 0005). */
+  readonly preflight: readonly CallGate[];
+  /**
+   * What an approval request must pass so its digest is over arguments a call could send. The
+   * budget is checked (not charged) too: a principal whose calls are used up cannot make approvers
+   * read requests it could not act on, however many it sends.
+   */
+  readonly approvalRequest: readonly CallGate[];
+  readonly commit: CommitNeeds;
+  readonly execute: ExecuteNeeds;
+  readonly output: OutputNeeds;
+  readonly outcome: OutcomeNeeds;
+}
+
+function stages(w: PipelineWiring): Stages {
+  const lookup = lookupGate({ registry: w.registry, access: w.access });
+  const allow = allowGate({ directory: w.directory, access: w.access, registry: w.registry });
+  const budget = budgetGate({ directory: w.directory, budgets: w.budgets, clock: w.clock });
+  const depth = depthGate();
+  const bytes = sizeGate({ maxArgsBytes: w.limits.maxArgsBytes });
+  // Gate 4: nesting first (every later step recurses over the arguments), then the serialized size.
+  const size: CallGate = { name: 'size', check: (call) => depth.check(call) ?? bytes.check(call) };
+  const permissions = permissionsGate({ directory: w.directory });
+  const input = inputGate();
+  const approval = approvalGate({ approvals: w.approvals, directory: w.directory, clock: w.clock });
+  const egress = egressGate({ settings: w.settings, bootEgress: w.bootEgress });
+  return {
+    preflight: [lookup, allow, budget, size, permissions, input, approval, egress],
+    approvalRequest: [lookup, allow, budget, size, input],
+    commit: { audit: w.audit, approvals: w.approvals, budgets: w.budgets, clock: w.clock },
+    execute: { workspaces: w.workspaces, ...(w.http === undefined ? {} : { http: w.http }) },
+    output: { maxOutputBytes: w.limits.maxOutputBytes },
+    outcome: { audit: w.audit, clock: w.clock, listeners: w.listeners },
+  };
+}
 
 /**
  * Runs gates in order and stops at the first refusal. A gate that throws (a store that is down,
  * or a bug) refuses with STATE_UNAVAILABLE at that gate: the pipeline fails closed.
  */
-export async function runGates(gates: readonly CallGate[], call: Call, runtime: Runtime, passed?: Gate[]): Promise<Denial | undefined> {
+export async function runGates(gates: readonly CallGate[], call: Call, passed?: Gate[]): Promise<Denial | undefined> {
   for (const gate of gates) {
     call.gate = gate.name;
     let denial: Denial | undefined;
     try {
-      const verdict = gate.check(call, runtime);
+      const verdict = gate.check(call);
       // Synchronous gates answer without a promise; skipping the await keeps the fast path fast.
       denial = verdict instanceof Promise ? await verdict : verdict;
     } catch {
@@ -67,86 +120,54 @@ export async function runGates(gates: readonly CallGate[], call: Call, runtime: 
  * nothing here throws past `invoke`.
  */
 export class GatePipeline {
-  constructor(private readonly runtime: Runtime) {}
+  readonly #wiring: PipelineWiring;
+  readonly #stages: Stages;
+
+  constructor(wiring: PipelineWiring) {
+    this.#wiring = wiring;
+    this.#stages = stages(wiring);
+  }
 
   async invoke(call: Call, signal?: AbortSignal): Promise<InvokeResult> {
-    const runtime = this.runtime;
-    const refused = await runGates(PREFLIGHT_GATES, call, runtime);
+    const stage = this.#stages;
+    const refused = await runGates(stage.preflight, call);
     if (refused) return this.refuse(call, refused);
-    const executor = executorFor(call, runtime);
+    const executor = executorFor(call, this.#wiring.executors);
     if (!('execute' in executor)) return this.refuse(call, executor);
 
-    const unauthorized = await authorize(call, runtime);
+    const unauthorized = await authorize(call, stage.commit);
     if (unauthorized) return this.refuse(call, unauthorized);
 
-    const ran = await execute(call, runtime, executor, signal);
+    const ran = await execute(call, stage.execute, executor, signal);
     if (!ran.ok && !ran.failed) return this.refuse(call, ran.denial);
-    const result = ran.ok ? checkOutput(call, runtime, ran.output) : ran;
-    return this.#finish(call, result);
+    const result = ran.ok ? checkOutput(call, stage.output, ran.output) : ran;
+    const outcome = await recordOutcome(call, stage.outcome, result);
+    return 'answer' in outcome ? outcome.answer : this.refuse(call, outcome.unaudited);
+  }
+
+  /** Gates 1–8 only, recording in `passed` the gates the call got through (for `explain`). */
+  preflight(call: Call, passed?: Gate[]): Promise<Denial | undefined> {
+    return runGates(this.#stages.preflight, call, passed);
+  }
+
+  /** The gates an approval request passes before it is counted and created. */
+  screenApprovalRequest(call: Call): Promise<Denial | undefined> {
+    return runGates(this.#stages.approvalRequest, call);
+  }
+
+  /** Why the call's tool could not run on this gateway (no executor for its tier), if it could not. */
+  notRunnable(call: Call): Denial | undefined {
+    const executor = executorFor(call, this.#wiring.executors);
+    return 'execute' in executor ? undefined : executor;
   }
 
   /** Audits a refusal (a failing audit does not change the answer) and returns it. */
   async refuse(call: Call, denial: Denial): Promise<InvokeResult> {
     try {
-      await this.runtime.deps.audit.append(denialEvent(call, this.runtime, denial));
+      await this.#wiring.audit.append(denialEvent(call, this.#wiring.clock.now(), denial));
     } catch {
       // The refusal stands either way; there is nothing safer to answer.
     }
-    return { ok: false, callId: call.callId, denial, ...this.#repaired(call) };
-  }
-
-  /** Gate 12: the outcome must be recorded before the caller sees it. */
-  async #finish(call: Call, result: Execution): Promise<InvokeResult> {
-    const { deps } = this.runtime;
-    const event = result.ok
-      ? callEvent(call, this.runtime, 'succeeded')
-      : callEvent(call, this.runtime, 'failed', { gate: result.denial.gate, code: result.denial.code, detail: result.denial.message });
-    try {
-      await deps.audit.append(event);
-    } catch {
-      call.gate = 'audit';
-      return this.refuse(call, {
-        gate: 'audit',
-        code: 'OUTCOME_UNAUDITED',
-        message: `The tool ran, but its outcome could not be recorded in the audit trail, so ${result.ok ? 'its output is withheld' : 'its result is withheld'}.`,
-        hint: 'Do not assume the call had no effect. An operator can find it by its callId in the "authorized" record.',
-      });
-    }
-    if (!result.ok) {
-      this.#notifyFailure(call, result.denial.message);
-      return { ok: false, callId: call.callId, denial: result.denial, ...this.#repaired(call) };
-    }
-    return { ok: true, callId: call.callId, output: result.output as JsonValue, ...this.#repaired(call) };
-  }
-
-  /**
-   * Listeners learn of failures after they are audited, without delaying the answer or changing it.
-   * They may keep what they hear where other principals read it (the shared memory), so the text
-   * is redacted with the audit's rules first: a token in an error message stays out of them all.
-   */
-  #notifyFailure(call: Call, message: string): void {
-    const listeners = this.runtime.deps.listeners ?? [];
-    if (listeners.length === 0) return;
-    const failure = {
-      principal: call.principal,
-      tool: toolOf(call).manifest.name,
-      args: call.args,
-      message: redactSecrets(message),
-      at: this.runtime.deps.clock.now(),
-    };
-    for (const listener of listeners) {
-      if (!listener.onToolFailure) continue;
-      queueMicrotask(() => {
-        try {
-          listener.onToolFailure?.(failure)?.catch?.(() => undefined);
-        } catch {
-          // A listener can never change a result.
-        }
-      });
-    }
-  }
-
-  #repaired(call: Call) {
-    return call.inputAccepted && call.repaired.length > 0 ? { repaired: call.repaired } : {};
+    return { ok: false, callId: call.callId, denial, ...repairedOf(call) };
   }
 }

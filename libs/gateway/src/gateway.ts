@@ -12,14 +12,15 @@ import type {
   Principal,
   ToolManifest,
 } from '@toolgate/contracts';
+import { payloadDigestOf } from './audit/call-digests.js';
+import { newCall, type Call } from './call.js';
+import { deny } from './denials/deny.js';
 import { ApprovalDesk, type ApprovalRequestResult, type ApprovalView } from './desks/approval-desk.js';
 import { AuditAccess, type TenantAuditReport } from './desks/audit-access.js';
-import { deny, newCall, type Call, type Runtime } from './call.js';
 import { EgressSettingsDesk } from './desks/egress-settings-desk.js';
-import { GatePipeline, PREFLIGHT_GATES, runGates } from './gate-pipeline.js';
-import { DEFAULT_LIMITS, type GatewayDeps } from './gateway-deps.js';
-import { payloadDigestOf } from './gates/approval-gate.js';
-import { executorFor } from './steps/execute-step.js';
+import { GatePipeline, type PipelineWiring } from './gate-pipeline.js';
+import type { GatewayDeps } from './gateway-deps.js';
+import { DEFAULT_LIMITS } from './limits.js';
 import { ToolAccess } from './registry/tool-access.js';
 
 /**
@@ -29,7 +30,8 @@ import { ToolAccess } from './registry/tool-access.js';
  * built-in roles and throwing `GatewayError` when refused.
  */
 export class Gateway {
-  readonly #runtime: Runtime;
+  readonly #wiring: PipelineWiring;
+  readonly #newId: () => string;
   readonly #pipeline: GatePipeline;
   readonly #approvals: ApprovalDesk;
   readonly #egress: EgressSettingsDesk;
@@ -40,18 +42,38 @@ export class Gateway {
     for (const [key, value] of Object.entries(limits)) {
       if (!Number.isInteger(value) || value <= 0) throw new RangeError(`gateway limit ${key} must be a positive integer`);
     }
-    this.#runtime = {
-      deps,
-      limits,
+    const wiring: PipelineWiring = {
+      registry: deps.registry,
+      directory: deps.directory,
       access: new ToolAccess(deps.directory),
+      approvals: deps.approvals,
+      budgets: deps.budgets,
+      settings: deps.settings,
+      audit: deps.audit,
+      clock: deps.clock,
       executors: new Map(deps.executors.map((e) => [e.tier, e])),
-      newId: deps.newId ?? randomUUID,
       workspaces: deps.workspaces,
+      ...(deps.http === undefined ? {} : { http: deps.http }),
+      bootEgress: deps.bootEgress,
+      limits,
+      listeners: deps.listeners ?? [],
     };
-    this.#pipeline = new GatePipeline(this.#runtime);
-    this.#approvals = new ApprovalDesk(this.#runtime);
-    this.#egress = new EgressSettingsDesk(this.#runtime);
-    this.#audit = new AuditAccess(this.#runtime);
+    this.#wiring = wiring;
+    this.#newId = deps.newId ?? randomUUID;
+    const pipeline = new GatePipeline(wiring);
+    this.#pipeline = pipeline;
+    this.#approvals = new ApprovalDesk({
+      approvals: deps.approvals,
+      audit: deps.audit,
+      clock: deps.clock,
+      directory: deps.directory,
+      workspaces: deps.workspaces,
+      newId: this.#newId,
+      approvalTtlMs: limits.approvalTtlMs,
+      screen: (call) => pipeline.screenApprovalRequest(call),
+    });
+    this.#egress = new EgressSettingsDesk({ settings: deps.settings, bootEgress: deps.bootEgress });
+    this.#audit = new AuditAccess({ audit: deps.audit });
   }
 
   /** Runs a tool call through every gate. Never throws: an unexpected fault is a denial too. */
@@ -79,7 +101,7 @@ export class Gateway {
     let call: Call | undefined;
     try {
       call = this.#newCall('explain', principal, request);
-      const denial = (await runGates(PREFLIGHT_GATES, call, this.#runtime, passed)) ?? notRunnable(call, this.#runtime);
+      const denial = (await this.#pipeline.preflight(call, passed)) ?? this.#pipeline.notRunnable(call);
       return {
         wouldRun: denial === undefined,
         passed,
@@ -95,9 +117,8 @@ export class Gateway {
 
   /** The manifests of the tools this principal may call (tenant allowlist ∩ roles). */
   listTools(principal: Principal): ToolManifest[] {
-    const { registry } = this.#runtime.deps;
-    const tools = registry.list();
-    const mine = new Set(this.#runtime.access.toolsOf(principal, tools));
+    const tools = this.#wiring.registry.list();
+    const mine = new Set(this.#wiring.access.toolsOf(principal, tools));
     return tools.filter((t) => mine.has(t.manifest.name)).map((t) => t.manifest);
   }
 
@@ -142,13 +163,8 @@ export class Gateway {
   }
 
   #newCall(mode: Call['mode'], principal: Principal, request: InvokeRequest): Call {
-    return newCall(this.#runtime.newId(), mode, principal, request, this.#runtime.deps.clock.now());
+    return newCall(this.#newId(), mode, principal, request, this.#wiring.clock.now());
   }
-}
-
-function notRunnable(call: Call, runtime: Runtime) {
-  const executor = executorFor(call, runtime);
-  return 'execute' in executor ? undefined : executor;
 }
 
 /** A fault the gates did not anticipate is still a refusal, attributed to where it happened. */

@@ -1,5 +1,6 @@
 export { Gateway } from './gateway.js';
-export { DEFAULT_LIMITS, type GatewayDeps, type GatewayLimits } from './gateway-deps.js';
+export type { GatewayDeps } from './gateway-deps.js';
+export { DEFAULT_LIMITS, type GatewayLimits } from './limits.js';
 export { GatewayError, type GatewayErrorCode } from './denials/gateway-error.js';
 export { ToolRegistry, type RejectedTool } from './registry/tool-registry.js';
 export { checkToolDefinition, type ToolTrust } from './registry/manifest-rules.js';

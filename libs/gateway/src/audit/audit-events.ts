@@ -1,5 +1,6 @@
 import type { ApprovalRecord, AuditEvent, AuditEventKind, Denial } from '@toolgate/contracts';
-import { argsDigestOf, type Call, type Runtime } from '../call.js';
+import type { Call } from '../call.js';
+import { argsDigestOf } from './call-digests.js';
 import { argsDigest } from './canonical-json.js';
 
 const MAX_NAME = 128;
@@ -18,12 +19,11 @@ function isoTime(now: number): string {
 }
 
 /**
- * The audit event of one moment of a call. Carries the digest of the accepted arguments, never
+ * The audit event of one moment of a call, at clock time `now`. Carries the digest of the accepted arguments, never
  * the arguments; the repair descriptions name arguments, not their values. Built field by field
  * (not by spreading) because two of these are made for every call on the hot path.
  */
-export function callEvent(call: Call, runtime: Runtime, event: AuditEventKind, extra?: Partial<AuditEvent>): AuditEvent {
-  const now = runtime.deps.clock.now();
+export function callEvent(call: Call, now: number, event: AuditEventKind, extra?: Partial<AuditEvent>): AuditEvent {
   const manifest = call.tool?.manifest;
   const record: MutableEvent = {
     event,
@@ -50,8 +50,8 @@ export function callEvent(call: Call, runtime: Runtime, event: AuditEventKind, e
 }
 
 /** The record of a refusal. */
-export function denialEvent(call: Call, runtime: Runtime, denial: Denial): AuditEvent {
-  return callEvent(call, runtime, 'denied', { gate: denial.gate, code: denial.code });
+export function denialEvent(call: Call, now: number, denial: Denial): AuditEvent {
+  return callEvent(call, now, 'denied', { gate: denial.gate, code: denial.code });
 }
 
 /** The approval an approval record is about: the stored record, or the one about to be created. */

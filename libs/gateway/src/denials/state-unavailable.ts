@@ -1,5 +1,5 @@
 import type { Gate } from '@toolgate/contracts';
-import { deny } from '../call.js';
+import { deny } from './deny.js';
 
 /** The refusal when a gate could not read or write the state it needs: the call fails closed. */
 export function stateUnavailable(gate: Gate) {

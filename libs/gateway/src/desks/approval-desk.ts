@@ -1,11 +1,28 @@
-import { redactSecrets, type ApprovalOutcome, type ApprovalRecord, type ApprovalStatus, type AuditEvent, type AuditReceipt, type Denial, type DenialCode, type JsonObject, type NewApproval, type Principal } from '@toolgate/contracts';
+import {
+  redactSecrets,
+  type ApprovalOutcome,
+  type ApprovalRecord,
+  type ApprovalStatus,
+  type ApprovalStore,
+  type AuditEvent,
+  type AuditReceipt,
+  type AuditSink,
+  type Clock,
+  type Denial,
+  type DenialCode,
+  type JsonObject,
+  type NewApproval,
+  type Principal,
+  type PrincipalDirectory,
+  type TenantWorkspaces,
+} from '@toolgate/contracts';
 import { approvalDecidedEvent, approvalNotAppliedEvent, approvalRequestedEvent, denialEvent, type ApprovalVerdict } from '../audit/audit-events.js';
-import { deny, newCall, toolOf, type Call, type Runtime } from '../call.js';
-import { APPROVAL_REQUEST_GATES, runGates } from '../gate-pipeline.js';
+import { payloadDigestOf } from '../audit/call-digests.js';
+import { newCall, toolOf, type Call } from '../call.js';
+import { deny } from '../denials/deny.js';
 import { GatewayError } from '../denials/gateway-error.js';
-import { hiddenCharacters } from './hidden-characters.js';
-import { payloadDigestOf } from '../gates/approval-gate.js';
 import { stateUnavailable } from '../denials/state-unavailable.js';
+import { hiddenCharacters } from './hidden-characters.js';
 import { APPROVAL_FILES_NOTE, digestNamedFiles, namedPaths, ReadBudget, type NamedFile } from './named-files.js';
 import { fromStore, holds, requireRole } from './roles.js';
 
@@ -58,6 +75,21 @@ const DECISION_REFUSALS: Readonly<Record<string, DenialCode>> = {
 /** The `detail` of the `denied` record of a refused approval request (docs/audit-format.md §3.1). */
 export const APPROVAL_REQUEST_REFUSED = 'approval request refused';
 
+/** What the approval desk uses: the approvals themselves, the trail, and what a request is checked against. */
+export interface ApprovalDeskNeeds {
+  readonly approvals: ApprovalStore;
+  readonly audit: Pick<AuditSink, 'append'>;
+  readonly clock: Clock;
+  /** For the tenant's self-approval policy. */
+  readonly directory: Pick<PrincipalDirectory, 'tenant'>;
+  /** Where the files a `bash`/`git` approval names are read from, to show their digests. */
+  readonly workspaces: Pick<TenantWorkspaces, 'prepare'>;
+  readonly newId: () => string;
+  readonly approvalTtlMs: number;
+  /** The gates a request must pass (lookup, allow, budget, size, input), composed by the pipeline. */
+  readonly screen: (call: Call) => Promise<Denial | undefined>;
+}
+
 /**
  * Approval requests and decisions. A request goes through lookup, allow, size and input, so
  * the digest an approver signs off is over the repaired arguments a call will actually carry.
@@ -72,12 +104,12 @@ export class ApprovalDesk {
   /** Per principal, the request being checked and created: the pending cap holds in this process. */
   readonly #requesting = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly runtime: Runtime) {}
+  constructor(private readonly needs: ApprovalDeskNeeds) {}
 
   async request(principal: Principal, request: { tool: string; version?: string; args: JsonObject }): Promise<ApprovalRequestResult> {
-    const { deps, newId } = this.runtime;
-    const call = newCall(newId(), 'approval-request', principal, { tool: request.tool, ...(request.version === undefined ? {} : { version: request.version }), args: request.args }, deps.clock.now());
-    const refused = await runGates(APPROVAL_REQUEST_GATES, call, this.runtime);
+    const { clock, newId, screen } = this.needs;
+    const call = newCall(newId(), 'approval-request', principal, { tool: request.tool, ...(request.version === undefined ? {} : { version: request.version }), args: request.args }, clock.now());
+    const refused = await screen(call);
     if (refused) return this.#refuse(call, refused);
     const manifest = toolOf(call).manifest;
     if (manifest.risk !== 'high' && manifest.risk !== 'critical') {
@@ -98,17 +130,17 @@ export class ApprovalDesk {
    * refusals are: the request is refused whether or not the record could be written.
    */
   async #refuse(call: Call, denial: Denial): Promise<ApprovalRequestResult> {
-    await this.#followUp({ ...denialEvent(call, this.runtime, denial), detail: APPROVAL_REQUEST_REFUSED });
+    await this.#followUp({ ...denialEvent(call, this.needs.clock.now(), denial), detail: APPROVAL_REQUEST_REFUSED });
     return { ok: false, denial, callId: call.callId };
   }
 
   async #create(principal: Principal, call: Call): Promise<{ ok: true; approval: ApprovalView } | { ok: false; denial: Denial; recorded?: true }> {
-    const { deps, limits, newId } = this.runtime;
+    const { approvals, audit, clock, newId, approvalTtlMs } = this.needs;
     const manifest = toolOf(call).manifest;
-    const now = deps.clock.now();
+    const now = clock.now();
     let pending: number;
     try {
-      const records = await deps.approvals.list(principal.tenant, { status: 'pending', requester: principal.id, limit: MAX_PENDING_APPROVALS_PER_PRINCIPAL });
+      const records = await approvals.list(principal.tenant, { status: 'pending', requester: principal.id, limit: MAX_PENDING_APPROVALS_PER_PRINCIPAL });
       // Newest first with one TTL for all: if the newest are expired, so is everything older.
       pending = records.filter((r) => r.tenant === principal.tenant && r.requester === principal.id && r.expiresAt > now).length;
     } catch {
@@ -135,11 +167,11 @@ export class ApprovalDesk {
       args: call.args,
       payloadDigest: payloadDigestOf(call),
       createdAt: now,
-      expiresAt: now + limits.approvalTtlMs,
+      expiresAt: now + approvalTtlMs,
     };
     let receipt: AuditReceipt;
     try {
-      receipt = await deps.audit.append(approvalRequestedEvent(approval, call.repaired.map((r) => r.detail), now));
+      receipt = await audit.append(approvalRequestedEvent(approval, call.repaired.map((r) => r.detail), now));
     } catch {
       return {
         ok: false,
@@ -148,10 +180,10 @@ export class ApprovalDesk {
     }
     let created: ApprovalRecord;
     try {
-      created = await deps.approvals.create(approval);
+      created = await approvals.create(approval);
     } catch {
       // The store may or may not have kept it; the trail must not claim either.
-      await this.#followUp(approvalRequestedEvent(approval, [], deps.clock.now(), `outcome unknown: the approval store failed (the request recorded at seq ${receipt.seq})`));
+      await this.#followUp(approvalRequestedEvent(approval, [], clock.now(), `outcome unknown: the approval store failed (the request recorded at seq ${receipt.seq})`));
       return { ok: false, denial: stateUnavailable('approval'), recorded: true };
     }
     return { ok: true, approval: await this.#view(created, new ReadBudget()) };
@@ -165,7 +197,7 @@ export class ApprovalDesk {
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) throw new GatewayError('INVALID', `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
     const everyone = holds(principal, 'approver') || holds(principal, 'operator');
     const records = await fromStore('list approvals', () =>
-      this.runtime.deps.approvals.list(principal.tenant, {
+      this.needs.approvals.list(principal.tenant, {
         limit,
         ...(filter.status === undefined ? {} : { status: filter.status }),
         ...(everyone ? {} : { requester: principal.id }),
@@ -188,7 +220,7 @@ export class ApprovalDesk {
     const paths = namedPaths(record.tool, record.args);
     if (paths.length === 0) return view;
     try {
-      const workspace = await this.runtime.workspaces.prepare(record.tenant);
+      const workspace = await this.needs.workspaces.prepare(record.tenant);
       const namedFiles = await digestNamedFiles(workspace, paths, budget);
       return namedFiles.length === 0 ? view : { ...view, namedFiles };
     } catch {
@@ -198,8 +230,8 @@ export class ApprovalDesk {
   }
 
   async decide(principal: Principal, id: string, decision: { approve: boolean; reason?: string }): Promise<ApprovalRecord> {
-    const { deps } = this.runtime;
-    const now = deps.clock.now();
+    const { approvals, audit, clock } = this.needs;
+    const now = clock.now();
     let record: ApprovalRecord;
     let self: boolean;
     try {
@@ -212,13 +244,13 @@ export class ApprovalDesk {
     // The record of the decision comes first: a decision the trail cannot show never takes effect.
     let receipt: AuditReceipt;
     try {
-      receipt = await deps.audit.append(approvalDecidedEvent(record, verdict, now));
+      receipt = await audit.append(approvalDecidedEvent(record, verdict, now));
     } catch {
       throw new GatewayError('UNAVAILABLE', `The audit trail cannot record this decision, so approval '${record.id}' was not decided and is still pending; try again later.`);
     }
     let outcome: ApprovalOutcome;
     try {
-      outcome = await deps.approvals.decide(principal.tenant, record.id, {
+      outcome = await approvals.decide(principal.tenant, record.id, {
         approve: decision.approve,
         by: principal.id,
         ...(decision.reason === undefined ? {} : { reason: decision.reason }),
@@ -226,14 +258,14 @@ export class ApprovalDesk {
         at: now,
       });
     } catch {
-      await this.#followUp(approvalNotAppliedEvent(record, principal.id, deps.clock.now(), `outcome unknown: the approval store failed (the decision recorded at seq ${receipt.seq})`));
+      await this.#followUp(approvalNotAppliedEvent(record, principal.id, clock.now(), `outcome unknown: the approval store failed (the decision recorded at seq ${receipt.seq})`));
       throw new GatewayError('UNAVAILABLE', 'The gateway could not record the decision (its state is unavailable); try again later.');
     }
     if (outcome.ok) return outcome.record;
     // Another decision won the race (or the approval expired or vanished) after the intent was recorded.
     const problem = outcome.problem.replaceAll('_', ' ');
     // Naming the intent's seq ties this record to that one decision, even among concurrent ones.
-    await this.#followUp(approvalNotAppliedEvent(record, principal.id, deps.clock.now(), `not applied: ${problem} (the decision recorded at seq ${receipt.seq})`));
+    await this.#followUp(approvalNotAppliedEvent(record, principal.id, clock.now(), `not applied: ${problem} (the decision recorded at seq ${receipt.seq})`));
     if (outcome.problem === 'not_found') throw new GatewayError('NOT_FOUND', `There is no approval '${record.id}' in your tenant.`);
     throw new GatewayError('CONFLICT', `Approval '${record.id}' can no longer be decided (${problem}).`);
   }
@@ -245,12 +277,12 @@ export class ApprovalDesk {
     if (decision.reason !== undefined && (typeof decision.reason !== 'string' || decision.reason.length > MAX_REASON_LENGTH)) {
       throw new GatewayError('INVALID', `reason must be a string of at most ${MAX_REASON_LENGTH} characters`);
     }
-    const { deps } = this.runtime;
-    const record = await fromStore('read the approval', () => deps.approvals.get(principal.tenant, id));
+    const { approvals, directory } = this.needs;
+    const record = await fromStore('read the approval', () => approvals.get(principal.tenant, id));
     // Redacted before it is cut: a cut secret may no longer match a redaction rule.
     if (!record || record.tenant !== principal.tenant) throw new GatewayError('NOT_FOUND', `There is no approval '${redactSecrets(String(id)).slice(0, 64)}' in your tenant.`);
     const self = record.requester === principal.id;
-    if (self && deps.directory.tenant(principal.tenant)?.selfApproval !== true) {
+    if (self && directory.tenant(principal.tenant)?.selfApproval !== true) {
       throw new GatewayError('FORBIDDEN', `You requested approval '${record.id}' yourself, and tenant '${principal.tenant}' does not allow self-approval; another approver must decide it.`);
     }
     if (record.status !== 'pending') throw new GatewayError('CONFLICT', `Approval '${record.id}' was already decided (${record.status}).`);
@@ -303,7 +335,7 @@ export class ApprovalDesk {
    */
   async #followUp(event: AuditEvent): Promise<void> {
     try {
-      await this.runtime.deps.audit.append(event);
+      await this.needs.audit.append(event);
     } catch {
       // The refusal stands; there is nothing safer to answer.
     }

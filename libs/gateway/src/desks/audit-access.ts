@@ -1,9 +1,13 @@
-import type { AuditRecord, Principal } from '@toolgate/contracts';
-import type { Runtime } from '../call.js';
+import type { AuditRecord, AuditSink, Principal } from '@toolgate/contracts';
 import { GatewayError } from '../denials/gateway-error.js';
 import { fromStore, holds, requireRole } from './roles.js';
 
 const MAX_TAIL = 1000;
+
+/** What audit access uses: reading and verifying the trail, never appending to it. */
+export interface AuditAccessNeeds {
+  readonly audit: Pick<AuditSink, 'tail' | 'verify'>;
+}
 
 /** What `audit.verify` tells a tenant's operator: whether the shared trail verifies, nothing about other tenants. */
 export interface TenantAuditReport {
@@ -20,7 +24,7 @@ const BROKEN_TRAIL =
 
 /** Reading the audit trail: operators see their whole tenant, everyone else their own records. */
 export class AuditAccess {
-  constructor(private readonly runtime: Runtime) {}
+  constructor(private readonly needs: AuditAccessNeeds) {}
 
   async tail(principal: Principal, query: { limit: number; afterSeq?: number }): Promise<readonly AuditRecord[]> {
     if (!Number.isInteger(query?.limit) || query.limit < 1 || query.limit > MAX_TAIL) {
@@ -31,7 +35,7 @@ export class AuditAccess {
     }
     const operator = holds(principal, 'operator');
     const records = await fromStore('read the audit trail', () =>
-      this.runtime.deps.audit.tail({
+      this.needs.audit.tail({
         tenant: principal.tenant,
         limit: query.limit,
         ...(query.afterSeq === undefined ? {} : { afterSeq: query.afterSeq }),
@@ -50,7 +54,7 @@ export class AuditAccess {
    */
   async verify(principal: Principal): Promise<TenantAuditReport> {
     requireRole(principal, 'operator', 'verify the audit trail');
-    const report = await fromStore('verify the audit trail', () => this.runtime.deps.audit.verify());
+    const report = await fromStore('verify the audit trail', () => this.needs.audit.verify());
     if (report?.ok === true) return { ok: true, tenant: principal.tenant };
     return { ok: false, tenant: principal.tenant, fault: { reason: BROKEN_TRAIL } };
   }

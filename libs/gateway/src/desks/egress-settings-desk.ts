@@ -1,10 +1,15 @@
-import type { EgressSettings, Principal } from '@toolgate/contracts';
-import type { Runtime } from '../call.js';
-import { normalizeEgressHost } from '../egress/egress-host.js';
+import type { EgressSettings, Principal, SettingsStore } from '@toolgate/contracts';
 import { GatewayError } from '../denials/gateway-error.js';
+import { normalizeEgressHost } from '../egress/egress-host.js';
 import { fromStore, requireRole } from './roles.js';
 
 const MAX_HOSTS = 1000;
+
+/** What the settings desk uses: the saved settings, and the boot ones they replace. */
+export interface EgressSettingsNeeds {
+  readonly settings: Pick<SettingsStore, 'getEgress' | 'setEgress' | 'allowEgressHost'>;
+  readonly bootEgress: EgressSettings;
+}
 
 /**
  * A tenant's egress settings: what it saved, or the boot configuration when it saved nothing
@@ -12,23 +17,23 @@ const MAX_HOSTS = 1000;
  * tenant's; only its operators may change them.
  */
 export class EgressSettingsDesk {
-  constructor(private readonly runtime: Runtime) {}
+  constructor(private readonly needs: EgressSettingsNeeds) {}
 
   async get(principal: Principal): Promise<EgressSettings> {
-    const saved = await fromStore('read the egress settings', () => this.runtime.deps.settings.getEgress(principal.tenant));
-    return saved ?? this.runtime.deps.bootEgress;
+    const saved = await fromStore('read the egress settings', () => this.needs.settings.getEgress(principal.tenant));
+    return saved ?? this.needs.bootEgress;
   }
 
   async set(principal: Principal, settings: EgressSettings): Promise<EgressSettings> {
     requireRole(principal, 'operator', 'change egress settings');
     const valid = checkSettings(settings);
-    return fromStore('save the egress settings', () => this.runtime.deps.settings.setEgress(principal.tenant, valid));
+    return fromStore('save the egress settings', () => this.needs.settings.setEgress(principal.tenant, valid));
   }
 
   async allowHost(principal: Principal, host: string): Promise<EgressSettings> {
     requireRole(principal, 'operator', 'change egress settings');
     const normal = normalizeEgressHost(host);
-    return fromStore('save the egress settings', () => this.runtime.deps.settings.allowEgressHost(principal.tenant, normal, this.runtime.deps.bootEgress));
+    return fromStore('save the egress settings', () => this.needs.settings.allowEgressHost(principal.tenant, normal, this.needs.bootEgress));
   }
 }
 

@@ -1,40 +1,53 @@
-import { BuiltInRoles, type ApprovalRecord, type Denial } from '@toolgate/contracts';
-import { deny, toolOf, type Call, type CallGate, type Runtime } from '../call.js';
-import { payloadDigest } from '../audit/canonical-json.js';
+import { BuiltInRoles, type ApprovalRecord, type ApprovalStore, type Clock, type Denial, type PrincipalDirectory } from '@toolgate/contracts';
+import { payloadDigestOf } from '../audit/call-digests.js';
+import { toolOf, type Call, type CallGate } from '../call.js';
+import { deny } from '../denials/deny.js';
+
+/**
+ * What the approval gate reads: stored approvals (`get` and `list` only: it checks, the commit
+ * step consumes), the tenant's self-approval policy, and the time.
+ */
+export interface ApprovalNeeds {
+  readonly approvals: Pick<ApprovalStore, 'get' | 'list'>;
+  readonly directory: Pick<PrincipalDirectory, 'tenant'>;
+  readonly clock: Clock;
+}
 
 /**
  * Gate 7: `high` and `critical` tools need an approval bound to this exact payload (see ADR
  * 0006). Accepted, in this order: the caller's own `selfApprove` when it holds the approver
  * role and its tenant allows self-approval (the same policy that governs deciding one's own
  * request); the approval named by `approvalId`; an approved, unused approval of this caller for
- * the same digest. The approval is only checked here; the audit gate consumes it atomically.
+ * the same digest. The approval is only checked here; the commit step consumes it atomically.
  */
-export const approvalGate: CallGate = {
-  name: 'approval',
-  check(call, runtime) {
-    const manifest = toolOf(call).manifest;
-    call.approvalRequired = manifest.risk === 'high' || manifest.risk === 'critical';
-    return call.approvalRequired ? checkApproval(call, runtime) : undefined;
-  },
-};
+export function approvalGate(needs: ApprovalNeeds): CallGate {
+  return {
+    name: 'approval',
+    check(call) {
+      const manifest = toolOf(call).manifest;
+      call.approvalRequired = manifest.risk === 'high' || manifest.risk === 'critical';
+      return call.approvalRequired ? checkApproval(call, needs) : undefined;
+    },
+  };
+}
 
-async function checkApproval(call: Call, runtime: Runtime): Promise<Denial | undefined> {
+async function checkApproval(call: Call, needs: ApprovalNeeds): Promise<Denial | undefined> {
   const { principal, request } = call;
 
-  if (request.selfApprove === true && maySelfApprove(call, runtime)) {
+  if (request.selfApprove === true && maySelfApprove(call, needs)) {
     call.approval = { approvedBy: principal.id, reason: 'self-approval' };
     return undefined;
   }
   const digest = payloadDigestOf(call);
-  const now = runtime.deps.clock.now();
+  const now = needs.clock.now();
   if (typeof request.approvalId === 'string') {
-    const record = await runtime.deps.approvals.get(principal.tenant, request.approvalId);
+    const record = await needs.approvals.get(principal.tenant, request.approvalId);
     const problem = checkRecord(call, record, request.approvalId, digest, now);
     if (problem) return problem;
     call.approval = grantOf(record as ApprovalRecord);
     return undefined;
   }
-  const matching = await runtime.deps.approvals.list(principal.tenant, {
+  const matching = await needs.approvals.list(principal.tenant, {
     status: 'approved',
     requester: principal.id,
     payloadDigest: digest,
@@ -45,24 +58,12 @@ async function checkApproval(call: Call, runtime: Runtime): Promise<Denial | und
     call.approval = grantOf(usable);
     return undefined;
   }
-  return await approvalRequired(call, runtime, digest);
+  return await approvalRequired(call, needs, digest);
 }
 
 /** `selfApprove` needs both the approver role and a tenant whose policy allows self-approval. */
-function maySelfApprove(call: Call, runtime: Runtime): boolean {
-  return call.principal.roles.includes(BuiltInRoles.approver) && runtime.deps.directory.tenant(call.principal.tenant)?.selfApproval === true;
-}
-
-/** The digest an approval of this call must carry (over the repaired arguments). */
-export function payloadDigestOf(call: Call): string {
-  const manifest = toolOf(call).manifest;
-  return payloadDigest({
-    tenant: call.principal.tenant,
-    principal: call.principal.id,
-    tool: manifest.name,
-    version: manifest.version,
-    args: call.args,
-  });
+function maySelfApprove(call: Call, needs: ApprovalNeeds): boolean {
+  return call.principal.roles.includes(BuiltInRoles.approver) && needs.directory.tenant(call.principal.tenant)?.selfApproval === true;
 }
 
 function grantOf(record: ApprovalRecord) {
@@ -115,9 +116,9 @@ function checkRecord(call: Call, record: ApprovalRecord | undefined, id: string,
   return undefined;
 }
 
-async function approvalRequired(call: Call, runtime: Runtime, digest: string): Promise<Denial> {
+async function approvalRequired(call: Call, needs: ApprovalNeeds, digest: string): Promise<Denial> {
   const manifest = toolOf(call).manifest;
-  const pending = await runtime.deps.approvals.list(call.principal.tenant, {
+  const pending = await needs.approvals.list(call.principal.tenant, {
     status: 'pending',
     requester: call.principal.id,
     payloadDigest: digest,

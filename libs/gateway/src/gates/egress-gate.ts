@@ -1,6 +1,13 @@
-import type { Denial, EgressSettings } from '@toolgate/contracts';
-import { deny, toolOf, type Call, type CallGate } from '../call.js';
+import type { Denial, EgressSettings, SettingsStore } from '@toolgate/contracts';
+import { toolOf, type Call, type CallGate } from '../call.js';
+import { deny } from '../denials/deny.js';
 import { hostOfUrl, normalizeEgressHost } from '../egress/egress-host.js';
+
+/** What the egress gate reads: the tenant's saved settings (read only), else the boot ones. */
+export interface EgressNeeds {
+  readonly settings: Pick<SettingsStore, 'getEgress'>;
+  readonly bootEgress: EgressSettings;
+}
 
 /**
  * Gate 8: every host the call will reach (the manifest's fixed hosts and the host of its URL
@@ -9,27 +16,29 @@ import { hostOfUrl, normalizeEgressHost } from '../egress/egress-host.js';
  * (the network guard still refuses private addresses). The passed hosts are what the call's
  * HTTP client will be limited to.
  */
-export const egressGate: CallGate = {
-  name: 'egress',
-  check(call, runtime) {
-    const manifest = toolOf(call).manifest;
-    const networked = manifest.permissions.some((p) => p.type === 'network');
-    // A tool that reaches nothing needs no settings read: it stays on the synchronous path.
-    if (manifest.egress === undefined && !networked) return undefined;
-    const hosts = new Set<string>(manifest.egress?.hosts ?? []);
-    const urlArg = manifest.egress?.urlArg;
-    if (urlArg !== undefined && call.args[urlArg] !== undefined) {
-      const value = call.args[urlArg];
-      const parsed = typeof value === 'string' ? hostOfUrl(value) : { problem: 'is not a string' };
-      if ('problem' in parsed) {
-        return deny('egress', 'INVALID_INPUT', `The egress gate cannot check argument '${urlArg}': it ${parsed.problem}.`, `Pass an absolute http(s) URL in '${urlArg}', without user:password@.`);
+export function egressGate({ settings, bootEgress }: EgressNeeds): CallGate {
+  return {
+    name: 'egress',
+    check(call) {
+      const manifest = toolOf(call).manifest;
+      const networked = manifest.permissions.some((p) => p.type === 'network');
+      // A tool that reaches nothing needs no settings read: it stays on the synchronous path.
+      if (manifest.egress === undefined && !networked) return undefined;
+      const hosts = new Set<string>(manifest.egress?.hosts ?? []);
+      const urlArg = manifest.egress?.urlArg;
+      if (urlArg !== undefined && call.args[urlArg] !== undefined) {
+        const value = call.args[urlArg];
+        const parsed = typeof value === 'string' ? hostOfUrl(value) : { problem: 'is not a string' };
+        if ('problem' in parsed) {
+          return deny('egress', 'INVALID_INPUT', `The egress gate cannot check argument '${urlArg}': it ${parsed.problem}.`, `Pass an absolute http(s) URL in '${urlArg}', without user:password@.`);
+        }
+        hosts.add(parsed.host);
       }
-      hosts.add(parsed.host);
-    }
-    if (hosts.size === 0 && !networked) return undefined;
-    return runtime.deps.settings.getEgress(call.principal.tenant).then((saved) => decide(call, hosts, saved ?? runtime.deps.bootEgress));
-  },
-};
+      if (hosts.size === 0 && !networked) return undefined;
+      return settings.getEgress(call.principal.tenant).then((saved) => decide(call, hosts, saved ?? bootEgress));
+    },
+  };
+}
 
 function decide(call: Call, hosts: Set<string>, settings: EgressSettings): Denial | undefined {
   const manifest = toolOf(call).manifest;

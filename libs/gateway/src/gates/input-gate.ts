@@ -1,5 +1,6 @@
 import type { JsonObject, Repair } from '@toolgate/contracts';
-import { deny, toolOf, type CallGate } from '../call.js';
+import { toolOf, type Call, type CallGate } from '../call.js';
+import { deny } from '../denials/deny.js';
 import { describeParameters, describeProblems, parametersHint } from '../schema/input-problems.js';
 import { repairInput } from '../schema/input-repair.js';
 import { setOwn } from '../schema/own-property.js';
@@ -9,33 +10,35 @@ import { compileSchema } from '../schema/schema-compiler.js';
  * Gate 6: the arguments satisfy the tool's input schema, after dropping unknown arguments (only
  * if the manifest says `ignoreUnknownArgs`) and, if they do not, after the schema-driven repair.
  * From here on the call carries the repaired arguments: approvals, audit digests and the
- * handler all see the same ones.
+ * handler all see the same ones. It needs nothing but the call (schemas are compiled once, cached).
  */
-export const inputGate: CallGate = {
-  name: 'input',
-  check(call) {
-    const manifest = toolOf(call).manifest;
-    const validate = compileSchema(manifest.input);
-    const repairs: Repair[] = [];
-    const args = manifest.ignoreUnknownArgs ? dropUnknown(manifest.input['properties'], call.args, repairs) : call.args;
-    if (validate(args)) return accept(call, args, repairs);
+export function inputGate(): CallGate {
+  return {
+    name: 'input',
+    check(call) {
+      const manifest = toolOf(call).manifest;
+      const validate = compileSchema(manifest.input);
+      const repairs: Repair[] = [];
+      const args = manifest.ignoreUnknownArgs ? dropUnknown(manifest.input['properties'], call.args, repairs) : call.args;
+      if (validate(args)) return accept(call, args, repairs);
 
-    const repaired = repairInput(manifest.input, args);
-    if (repaired.repairs.length > 0 && validate(repaired.args)) return accept(call, repaired.args, [...repairs, ...repaired.repairs]);
+      const repaired = repairInput(manifest.input, args);
+      if (repaired.repairs.length > 0 && validate(repaired.args)) return accept(call, repaired.args, [...repairs, ...repaired.repairs]);
 
-    const problems = describeProblems(validate.errors);
-    const parameters = describeParameters(manifest.input);
-    return deny(
-      'input',
-      'INVALID_INPUT',
-      `Invalid arguments for '${manifest.name}': ${problems.join('; ')}.`,
-      parametersHint(parameters),
-      { problems, parameters, attemptedRepairs: repaired.repairs.map((r) => r.detail) },
-    );
-  },
-};
+      const problems = describeProblems(validate.errors);
+      const parameters = describeParameters(manifest.input);
+      return deny(
+        'input',
+        'INVALID_INPUT',
+        `Invalid arguments for '${manifest.name}': ${problems.join('; ')}.`,
+        parametersHint(parameters),
+        { problems, parameters, attemptedRepairs: repaired.repairs.map((r) => r.detail) },
+      );
+    },
+  };
+}
 
-function accept(call: Parameters<CallGate['check']>[0], args: JsonObject, repairs: Repair[]): undefined {
+function accept(call: Call, args: JsonObject, repairs: Repair[]): undefined {
   call.args = args;
   call.repaired = repairs;
   call.inputAccepted = true;

@@ -1,5 +1,11 @@
 import { BuiltInRoles, type Denial, type Grant, type Permission, type PrincipalDirectory } from '@toolgate/contracts';
-import { deny, toolOf, type Call, type CallGate } from '../call.js';
+import { toolOf, type Call, type CallGate } from '../call.js';
+import { deny } from '../denials/deny.js';
+
+/** What the permissions gate reads: the standing grants of roles, and the role's tools (for the hint). */
+export interface PermissionsNeeds {
+  readonly directory: Pick<PrincipalDirectory, 'roleGrants' | 'roleTools'>;
+}
 
 /** Most grants one call may send (the API schema's bound too); more is refused, never scanned. */
 const MAX_CALL_GRANTS = 32;
@@ -17,32 +23,34 @@ const BUILT_IN_ROLES: readonly string[] = Object.values(BuiltInRoles);
  * they count. A grant covers a permission of the same type with the exact scope, or with `*`.
  * The standing grants that covered the permissions are kept for the audit.
  */
-export const permissionsGate: CallGate = {
-  name: 'permissions',
-  check(call, { deps }) {
-    const manifest = toolOf(call).manifest;
-    const needed = manifest.permissions;
-    const requested = call.request.grants;
-    // The hot path: a tool that needs nothing, called without grants, has nothing to check.
-    if (needed.length === 0 && requested === undefined) return undefined;
+export function permissionsGate({ directory }: PermissionsNeeds): CallGate {
+  return {
+    name: 'permissions',
+    check(call) {
+      const manifest = toolOf(call).manifest;
+      const needed = manifest.permissions;
+      const requested = call.request.grants;
+      // The hot path: a tool that needs nothing, called without grants, has nothing to check.
+      if (needed.length === 0 && requested === undefined) return undefined;
 
-    const standing = standingGrants(call, deps.directory);
-    let effective = standing;
-    if (requested !== undefined) {
-      const parsed = parseCallGrants(requested);
-      if (typeof parsed === 'string') return deny('permissions', 'PERMISSION_NOT_GRANTED', `This call's grants are malformed: ${parsed}.`, CALL_GRANTS_HINT);
-      const notHeld = parsed.filter((g) => !standing.some((s) => covers(s, g)));
-      if (notHeld.length > 0) return widening(call, deps.directory, notHeld);
-      effective = parsed;
-    }
+      const standing = standingGrants(call, directory);
+      let effective = standing;
+      if (requested !== undefined) {
+        const parsed = parseCallGrants(requested);
+        if (typeof parsed === 'string') return deny('permissions', 'PERMISSION_NOT_GRANTED', `This call's grants are malformed: ${parsed}.`, CALL_GRANTS_HINT);
+        const notHeld = parsed.filter((g) => !standing.some((s) => covers(s, g)));
+        if (notHeld.length > 0) return widening(call, directory, notHeld);
+        effective = parsed;
+      }
 
-    const missing = needed.filter((p) => !effective.some((g) => covers(g, p)));
-    if (missing.length > 0) return notGranted(call, deps.directory, missing, standing, requested !== undefined);
+      const missing = needed.filter((p) => !effective.some((g) => covers(g, p)));
+      if (missing.length > 0) return notGranted(call, directory, missing, standing, requested !== undefined);
 
-    call.standingGrantsUsed = usedStanding(needed, effective, standing);
-    return undefined;
-  },
-};
+      call.standingGrantsUsed = usedStanding(needed, effective, standing);
+      return undefined;
+    },
+  };
+}
 
 const CALL_GRANTS_HINT = `Send grants as an array of at most ${MAX_CALL_GRANTS} objects {"type": string, "scope": string} with nothing else, or send no grants to use every standing grant.`;
 
@@ -56,7 +64,7 @@ function covers(grant: Grant, wanted: Grant | Permission): boolean {
  * them. A role the directory does not know holds nothing, and neither do the built-in roles: they
  * are capabilities (deciding approvals, changing settings), not permissions.
  */
-function standingGrants(call: Call, directory: PrincipalDirectory): Grant[] {
+function standingGrants(call: Call, directory: PermissionsNeeds['directory']): Grant[] {
   const standing: Grant[] = [];
   for (const role of call.principal.roles) {
     if (BUILT_IN_ROLES.includes(role)) continue;
@@ -102,7 +110,7 @@ function boundedString(value: unknown): value is string {
 }
 
 /** A call that asked for grants no standing grant covers: refused whatever the tool needs. */
-function widening(call: Call, directory: PrincipalDirectory, notHeld: readonly Grant[]): Denial {
+function widening(call: Call, directory: PermissionsNeeds['directory'], notHeld: readonly Grant[]): Denial {
   const names = notHeld.map(label);
   return deny(
     'permissions',
@@ -114,7 +122,7 @@ function widening(call: Call, directory: PrincipalDirectory, notHeld: readonly G
 }
 
 /** Permissions the effective grants do not cover: say whether the call narrowed them away. */
-function notGranted(call: Call, directory: PrincipalDirectory, missing: readonly Permission[], standing: readonly Grant[], narrowed: boolean): Denial {
+function notGranted(call: Call, directory: PermissionsNeeds['directory'], missing: readonly Permission[], standing: readonly Grant[], narrowed: boolean): Denial {
   const name = toolOf(call).manifest.name;
   const wanted = missing.map(({ type, scope }) => ({ type, scope }));
   const unheld = wanted.filter((p) => !standing.some((g) => covers(g, p)));
@@ -135,7 +143,7 @@ function notGranted(call: Call, directory: PrincipalDirectory, missing: readonly
  * Where an operator would grant `grants`: the principals-file setting of the caller's roles that
  * hold the tool (else all its roles), or the tenant's. Names roles and the tenant only: no paths.
  */
-function operatorHint(call: Call, directory: PrincipalDirectory, grants: readonly Grant[]): string {
+function operatorHint(call: Call, directory: PermissionsNeeds['directory'], grants: readonly Grant[]): string {
   const tool = toolOf(call).manifest.name;
   const own = call.principal.roles.filter((r) => !BUILT_IN_ROLES.includes(r) && directory.roleTools(r) !== undefined);
   const holding = own.filter((r) => {

@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS } from '../gateway-deps.js';
+import { DEFAULT_LIMITS } from '../limits.js';
 
 /** Deepest nesting accepted in tool arguments (API and gateway alike); deeper input could exhaust recursive validators. */
 export const MAX_ARGS_DEPTH = 32;

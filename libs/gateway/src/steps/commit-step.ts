@@ -1,8 +1,20 @@
-import type { ApprovalOutcome, Denial } from '@toolgate/contracts';
-import { deny, type Call, type Runtime } from '../call.js';
+import type { ApprovalOutcome, ApprovalStore, AuditSink, BudgetStore, Clock, Denial } from '@toolgate/contracts';
 import { callEvent } from '../audit/audit-events.js';
-import { budgetExhausted } from '../gates/budget-gate.js';
+import type { Call } from '../call.js';
+import { budgetExhausted } from '../denials/budget-exhausted.js';
+import { deny } from '../denials/deny.js';
 import { stateUnavailable } from '../denials/state-unavailable.js';
+
+/**
+ * What the commit step writes: the "authorized" record, the approval's consumption and the budget's
+ * charge (the only places a call spends anything), at the clock's time.
+ */
+export interface CommitNeeds {
+  readonly audit: Pick<AuditSink, 'append'>;
+  readonly approvals: Pick<ApprovalStore, 'consume'>;
+  readonly budgets: Pick<BudgetStore, 'charge'>;
+  readonly clock: Clock;
+}
 
 /**
  * Gate 9, the commit point: the "authorized" record must be durable before anything is spent
@@ -14,12 +26,11 @@ import { stateUnavailable } from '../denials/state-unavailable.js';
  * charged. The price is that a winner whose charge is then refused (another call of the same
  * principal spent the last unit meanwhile) has used its approval up; the refusal says so.
  */
-export async function authorize(call: Call, runtime: Runtime): Promise<Denial | undefined> {
-  const { deps } = runtime;
+export async function authorize(call: Call, needs: CommitNeeds): Promise<Denial | undefined> {
   const { principal } = call;
   call.gate = 'audit';
   try {
-    await deps.audit.append(callEvent(call, runtime, 'authorized'));
+    await needs.audit.append(callEvent(call, needs.clock.now(), 'authorized'));
   } catch {
     return deny('audit', 'AUDIT_UNAVAILABLE', 'The audit trail cannot record this call, so it was not run.', 'Try again later; an operator can check the audit sink with health.');
   }
@@ -29,7 +40,7 @@ export async function authorize(call: Call, runtime: Runtime): Promise<Denial | 
     call.gate = 'approval';
     let outcome: ApprovalOutcome;
     try {
-      outcome = await deps.approvals.consume(principal.tenant, record.id, record.payloadDigest, deps.clock.now());
+      outcome = await needs.approvals.consume(principal.tenant, record.id, record.payloadDigest, needs.clock.now());
     } catch {
       return stateUnavailable('approval');
     }
@@ -38,10 +49,10 @@ export async function authorize(call: Call, runtime: Runtime): Promise<Denial | 
 
   if (call.budget) {
     call.gate = 'budget';
-    const now = deps.clock.now();
+    const now = needs.clock.now();
     let charged: boolean;
     try {
-      charged = await deps.budgets.charge(principal.tenant, principal.id, call.budget, now);
+      charged = await needs.budgets.charge(principal.tenant, principal.id, call.budget, now);
     } catch {
       return stateUnavailable('budget');
     }

@@ -5,13 +5,20 @@ import {
   type Denial,
   type ExecutionOutcome,
   type HttpClient,
-  type JsonValue,
+  type TenantWorkspaces,
   type ToolContext,
   type ToolExecutor,
 } from '@toolgate/contracts';
-import { deny, toolOf, type Call, type Runtime } from '../call.js';
+import { toolOf, type Call, type Execution } from '../call.js';
+import { deny } from '../denials/deny.js';
 import { sanitizeToolMessage } from '../denials/error-sanitizer.js';
 import { ScopedHttpClient } from '../egress/scoped-http-client.js';
+
+/** What the execute step uses: the tenant's workspace, and the guarded client networked tools get. */
+export interface ExecuteNeeds {
+  readonly workspaces: TenantWorkspaces;
+  readonly http?: HttpClient;
+}
 
 /**
  * Handed to handlers when nothing but the executor's deadline can stop the call. Shared by
@@ -20,13 +27,11 @@ import { ScopedHttpClient } from '../egress/scoped-http-client.js';
 const NEVER_ABORTED = new AbortController().signal;
 setMaxListeners(0, NEVER_ABORTED);
 
-export type Execution = { readonly ok: true; readonly output: JsonValue } | { readonly ok: false; readonly denial: Denial; readonly failed: boolean };
-
 /** The executor of the tool's tier, or the refusal when this gateway has none. */
-export function executorFor(call: Call, runtime: Runtime): ToolExecutor | Denial {
+export function executorFor(call: Call, executors: ReadonlyMap<string, ToolExecutor>): ToolExecutor | Denial {
   const tier = toolOf(call).manifest.tier;
   return (
-    runtime.executors.get(tier) ??
+    executors.get(tier) ??
     deny('execute', 'EXECUTION_FAILED', `'${toolOf(call).manifest.name}' cannot run: tier '${tier}' is not available on this gateway.`, 'An operator must configure an executor for this tier.')
   );
 }
@@ -38,16 +43,16 @@ export function executorFor(call: Call, runtime: Runtime): ToolExecutor | Denial
  * the gateway keeps no clock of its own. Caller cancellation stays here. Only `ToolError`
  * messages reach the caller (sanitized); anything else is generic.
  */
-export async function execute(call: Call, runtime: Runtime, executor: ToolExecutor, callerSignal?: AbortSignal): Promise<Execution> {
+export async function execute(call: Call, needs: ExecuteNeeds, executor: ToolExecutor, callerSignal?: AbortSignal): Promise<Execution> {
   call.gate = 'execute';
   const { manifest, handler } = toolOf(call);
   const { timeoutMs } = manifest;
   if (callerSignal?.aborted) return cancelled();
 
-  let workspaceRoot = runtime.workspaces.created(call.principal.tenant);
+  let workspaceRoot = needs.workspaces.created(call.principal.tenant);
   if (workspaceRoot === undefined) {
     try {
-      workspaceRoot = await runtime.workspaces.prepare(call.principal.tenant);
+      workspaceRoot = await needs.workspaces.prepare(call.principal.tenant);
     } catch {
       return { ok: false, failed: false, denial: deny('execute', 'EXECUTION_FAILED', 'The tenant workspace could not be prepared, so the tool was not run.', 'An operator should check the workspace root directory.') };
     }
@@ -58,7 +63,7 @@ export async function execute(call: Call, runtime: Runtime, executor: ToolExecut
   // and the scoped HTTP client of a networked tool, whose requests stop when the call is over.
   // An AbortController is the single largest cost of a fast call, so a tool with neither gets a
   // signal that never fires.
-  const networked = runtime.deps.http !== undefined && call.egress !== undefined && manifest.permissions.some((p) => p.type === 'network');
+  const networked = needs.http !== undefined && call.egress !== undefined && manifest.permissions.some((p) => p.type === 'network');
   const controller = callerSignal || networked ? new AbortController() : undefined;
   const onCallerAbort = callerSignal ? (): void => controller?.abort(new ToolAbortedError('the caller went away')) : undefined;
   if (callerSignal && onCallerAbort) callerSignal.addEventListener('abort', onCallerAbort, { once: true });
@@ -69,7 +74,7 @@ export async function execute(call: Call, runtime: Runtime, executor: ToolExecut
     principal: call.principal,
     workspaceRoot,
     callId: call.callId,
-    ...(networked && call.egress ? { http: new ScopedHttpClient(runtime.deps.http as HttpClient, call.egress.hosts, call.egress.allowAny, signal) } : {}),
+    ...(networked && call.egress ? { http: new ScopedHttpClient(needs.http as HttpClient, call.egress.hosts, call.egress.allowAny, signal) } : {}),
     ...(executor.processes ? { process: executor.processes } : {}),
   };
 

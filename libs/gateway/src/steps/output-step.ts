@@ -1,16 +1,20 @@
 import { Buffer } from 'node:buffer';
 import type { JsonValue } from '@toolgate/contracts';
-import { deny, toolOf, type Call, type Runtime } from '../call.js';
+import { toolOf, type Call, type Execution } from '../call.js';
+import { deny } from '../denials/deny.js';
+import type { GatewayLimits } from '../limits.js';
 import { describeProblems } from '../schema/input-problems.js';
 import { compileSchema } from '../schema/schema-compiler.js';
-import type { Execution } from './execute-step.js';
+
+/** What the output step reads: the gateway's output limit (a manifest may set its own). */
+export type OutputNeeds = Pick<GatewayLimits, 'maxOutputBytes'>;
 
 /**
  * Gate 11: the output fits the size limit (the manifest's, else the gateway's) and its declared
  * schema. The caller receives the JSON round trip of what was checked, so what it gets is
  * exactly what was validated (no class instances, no `undefined` holes).
  */
-export function checkOutput(call: Call, runtime: Runtime, output: JsonValue): Execution {
+export function checkOutput(call: Call, needs: OutputNeeds, output: JsonValue): Execution {
   call.gate = 'output';
   const manifest = toolOf(call).manifest;
   let json: string | undefined;
@@ -22,7 +26,7 @@ export function checkOutput(call: Call, runtime: Runtime, output: JsonValue): Ex
   if (json === undefined) {
     return { ok: false, failed: true, denial: deny('output', 'INVALID_OUTPUT', `'${manifest.name}' returned a value that is not JSON.`) };
   }
-  const limit = manifest.maxOutputBytes ?? runtime.limits.maxOutputBytes;
+  const limit = manifest.maxOutputBytes ?? needs.maxOutputBytes;
   const bytes = json.length * 3 <= limit ? json.length : Buffer.byteLength(json, 'utf8');
   if (bytes > limit) {
     return {
