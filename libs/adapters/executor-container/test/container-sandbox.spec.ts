@@ -6,13 +6,13 @@ import { ToolError, type ProcessLimits } from '@toolgate/contracts';
 import { livingProcesses, sleepMarker, untilEmpty } from '@toolgate/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ContainerRunner, type ContainerRunnerOptions } from '../src/index.js';
-import { SANDBOX_IMAGE, sandboxUnavailable } from './sandbox-image.js';
+import { ENGINE_PATH, SANDBOX_IMAGE, sandboxUnavailable } from './sandbox-image.js';
 
 // As in container-executor.contract.spec.ts: skipped with its reason where no engine can start
 // the sandbox image, a failure in CI.
 const unavailable = await sandboxUnavailable();
 if (unavailable && process.env['CI'] === 'true') {
-  throw new Error(`CI=true but the container tier cannot run here: ${unavailable} (.ci/run installs podman and busybox-static)`);
+  throw new Error(`CI=true but the container tier cannot run here: ${unavailable} (.ci/run installs podman, runc, catatonit and busybox-static, and test/podman-ci.conf)`);
 }
 if (unavailable) console.warn(`skipping the container sandbox tests: ${unavailable}`);
 
@@ -32,7 +32,7 @@ describe.skipIf(unavailable !== undefined)('the container sandbox', () => {
     const key = JSON.stringify(options);
     let found = runners.get(key);
     if (!found) {
-      found = new ContainerRunner({ image: SANDBOX_IMAGE, ...options });
+      found = new ContainerRunner({ image: SANDBOX_IMAGE, hostPath: ENGINE_PATH, ...options });
       await found.probe();
       runners.set(key, found);
     }

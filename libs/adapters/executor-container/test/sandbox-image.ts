@@ -5,6 +5,12 @@ import { ContainerExecutor } from '../src/index.js';
 /** The local image the container tier's tests run in; built from Debian's busybox-static, never pulled. */
 export const SANDBOX_IMAGE = 'localhost/toolgate-test-sandbox:1';
 
+/**
+ * Where the tests look for an engine CLI: the test run's own PATH, so a run with a PATH that
+ * lacks podman and docker shows the skip (outside CI) or the failure (CI=true) for real.
+ */
+export const ENGINE_PATH = process.env['PATH'] || '/usr/local/bin:/usr/bin:/bin';
+
 const BUILDER = fileURLToPath(new URL('./build-sandbox-image.sh', import.meta.url));
 
 /**
@@ -14,15 +20,19 @@ const BUILDER = fileURLToPath(new URL('./build-sandbox-image.sh', import.meta.ur
  * what to fix.
  */
 export async function sandboxUnavailable(): Promise<string | undefined> {
-  const built = await new Promise<string | undefined>((resolve) => {
-    execFile(BUILDER, [], { timeout: 120_000, env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: process.env['HOME'] ?? '/root' } }, (error, _stdout, stderr) => {
+  const check = () =>
+    new ContainerExecutor({ image: SANDBOX_IMAGE, hostPath: ENGINE_PATH }).check().then(
+      () => undefined,
+      (error: unknown) => (error as Error).message,
+    );
+  const built = await new Promise<{ code: number; reason: string } | undefined>((resolve) => {
+    execFile('/bin/sh', [BUILDER], { timeout: 120_000, env: { PATH: ENGINE_PATH, HOME: process.env['HOME'] ?? '/root' } }, (error, _stdout, stderr) => {
       if (!error) resolve(undefined);
-      else resolve(stderr.trim().split('\n').at(-1) || `the image builder failed (${error.message})`);
+      else resolve({ code: typeof error.code === 'number' ? error.code : -1, reason: stderr.trim().split('\n').at(-1) || `the image builder failed (${error.message})` });
     });
   });
-  if (built !== undefined) return built;
-  return new ContainerExecutor({ image: SANDBOX_IMAGE }).check().then(
-    () => undefined,
-    (error: unknown) => (error as Error).message,
-  );
+  // No engine answers (exit 3): the executor's own message names what each engine lacks.
+  if (built?.code === 3) return (await check()) ?? built.reason;
+  if (built !== undefined) return built.reason;
+  return check();
 }
