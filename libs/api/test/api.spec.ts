@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
 import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
-import type { AuditEvent, AuditRecord, AuditSink, Principal, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
+import type { Principal, PrincipalDirectory, TenantPolicy } from '@toolgate/contracts';
 import { Gateway, MAX_ARGS_DEPTH, ToolRegistry } from '@toolgate/gateway';
+import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { TRPCError } from '@trpc/server';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -14,44 +15,16 @@ import { createAppRouter, createCallerFactory, createContextInner, createRestHan
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
 const operator: Principal = { id: 'o', tenant: 'acme', roles: ['worker', 'operator'] };
 
-class RecordingAudit implements AuditSink {
-  readonly records: AuditRecord[] = [];
-  async append(event: AuditEvent) {
-    const seq = this.records.length + 1;
-    this.records.push({ ...event, seq, prev: String(seq - 1), digest: String(seq) });
-    return { seq, digest: String(seq) };
-  }
-  async verify() {
-    return { ok: true, records: this.records.length, segments: 1 };
-  }
-  async tail(q: { tenant?: string; principal?: string; limit: number }) {
-    return this.records.filter((r) => (!q.tenant || r.tenant === q.tenant) && (!q.principal || r.principal === q.principal)).slice(-q.limit);
-  }
-  health() {
-    return { ok: true };
-  }
-  async close() {}
-}
-
 function directory(): PrincipalDirectory {
-  const principals: PrincipalRecord[] = [worker, operator];
   const tenant: TenantPolicy = { tools: ['*'], selfApproval: false, grants: [] };
-  return {
-    authenticate: () => undefined,
-    get: (t, id) => principals.find((p) => p.tenant === t && p.id === id),
-    principals: (t) => principals.filter((p) => p.tenant === t),
-    roleTools: (role) => (role === 'worker' ? ['*'] : undefined),
-    roleGrants: (role) => (role === 'worker' ? [] : undefined),
-    tenant: (t) => (t === 'acme' ? tenant : undefined),
-    tenants: () => ['acme'],
-  };
+  return new LiteralDirectory({ tenants: { acme: tenant }, roles: { worker: ['*'] }, principals: [worker, operator] });
 }
 
 describe('the tRPC router over a real gateway', () => {
   let router: ReturnType<typeof createAppRouter>;
-  let audit: RecordingAudit;
+  let audit: RecordingAuditSink;
   beforeEach(() => {
-    audit = new RecordingAudit();
+    audit = new RecordingAuditSink();
     const gateway = new Gateway({
       registry: new ToolRegistry([calculatorTool]),
       directory: directory(),

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
 import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
-import type { AuditEvent, AuditRecord, Principal, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
+import type { Principal, PrincipalDirectory, TenantPolicy } from '@toolgate/contracts';
 import { DEFAULT_LIMITS, Gateway, MAX_ARGS_DEPTH, MAX_ARGS_VALUES, maxValuesWithin, ToolRegistry } from '@toolgate/gateway';
+import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { describe, expect, it } from 'vitest';
 import { createAppRouter, createCallerFactory, createContextInner, createRestHandler, MAX_INPUT_DEPTH, MAX_INPUT_VALUES } from '../src/index.js';
@@ -13,37 +14,19 @@ import { createAppRouter, createCallerFactory, createContextInner, createRestHan
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker', 'approver'] };
 
 function directory(): PrincipalDirectory {
-  const principals: PrincipalRecord[] = [worker];
   const tenant: TenantPolicy = { tools: ['*'], selfApproval: false, grants: [] };
-  return {
-    authenticate: () => undefined,
-    get: (t, id) => principals.find((p) => p.tenant === t && p.id === id),
-    principals: (t) => principals.filter((p) => p.tenant === t),
-    roleTools: (role) => (role === 'worker' ? ['*'] : undefined),
-    roleGrants: (role) => (role === 'worker' ? [] : undefined),
-    tenant: (t) => (t === 'acme' ? tenant : undefined),
-    tenants: () => ['acme'],
-  };
+  return new LiteralDirectory({ tenants: { acme: tenant }, roles: { worker: ['*'] }, principals: [worker] });
 }
 
 function setup() {
-  const records: AuditRecord[] = [];
+  const audit = new RecordingAuditSink();
   const gateway = new Gateway({
     registry: new ToolRegistry([calculatorTool]),
     directory: directory(),
     approvals: new MemoryApprovalStore(),
     budgets: new MemoryBudgetStore(),
     settings: new MemorySettingsStore(),
-    audit: {
-      append: async (event: AuditEvent) => {
-        records.push({ ...event, seq: records.length + 1, prev: '', digest: '' });
-        return { seq: records.length, digest: '' };
-      },
-      verify: async () => ({ ok: true, records: records.length, segments: 1 }),
-      tail: async () => records,
-      health: () => ({ ok: true }),
-      close: async () => undefined,
-    },
+    audit,
     executors: [new InProcessExecutor()],
     clock: { now: () => Date.now() },
     workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-api-nesting-'))),
@@ -51,7 +34,7 @@ function setup() {
   });
   const router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [] }) });
   const caller = createCallerFactory(router)(createContextInner({ principal: worker }));
-  return { caller, rest: createRestHandler(router), records };
+  return { caller, rest: createRestHandler(router), records: audit.records };
 }
 
 function nested(levels: number, shape: 'array' | 'object' | 'mixed'): unknown {

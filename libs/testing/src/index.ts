@@ -8,3 +8,13 @@ export { testExecutor, livingProcesses, livingGroupMembers, untilEmpty, sleepMar
 export { testSearchProvider, SearchErrorReasons, startReplayServer, LoopbackHttpClient, type SearchProviderSuiteOptions, type RecordedFailure, type ReplayServer, type ReplayedRequest, type RecordedResponse } from './search/index.js';
 export { testAuditSink, specFrameDigest, specFrameJson, SPEC_FIELD_ORDER, SPEC_GENESIS, type AuditSinkFixture } from './audit/index.js';
 export { testTenantWorkspaces, HOSTILE_TENANT_NAMES, type WorkspacesFactory } from './workspaces/index.js';
+export {
+  testToolContext,
+  TEST_PRINCIPAL,
+  ManualClock,
+  LiteralDirectory,
+  RecordingAuditSink,
+  PassThroughRunner,
+  type DirectoryConfig,
+  type RoleConfig,
+} from './fakes/index.js';

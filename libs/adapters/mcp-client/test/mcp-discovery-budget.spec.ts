@@ -3,20 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PreparedCommand, ProcessResult, ProcessRunner, ProcessSpec, ToolContext } from '@toolgate/contracts';
+import type { ToolContext } from '@toolgate/contracts';
+// The tiers' own runners are tested elsewhere; this one runs the command as given.
+import { PassThroughRunner, testToolContext } from '@toolgate/testing';
 import { MCP_DISCOVERY_BUDGET, MCP_LISTING_MESSAGE_BYTES, McpToolSource, type McpServerConfig } from '../src/index.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/costly-server.mjs', import.meta.url));
-
-/** Runs the command as given, with the server's env (the tiers' own runners are tested elsewhere). */
-class PassThroughRunner implements ProcessRunner {
-  async run(): Promise<ProcessResult> {
-    throw new Error('McpToolSource starts long-lived processes with prepare(), never run()');
-  }
-  prepare(spec: ProcessSpec, workspaceRoot: string): PreparedCommand {
-    return { command: spec.command, args: [...spec.args], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...spec.env }, cwd: workspaceRoot };
-  }
-}
 
 /** Milliseconds this thread has waited for a CPU (the 2-core box is shared), from the kernel's schedstat. */
 function cpuWaitMs(): number {
@@ -74,7 +66,7 @@ const costly = (env: Record<string, string>): McpServerConfig => ({
 });
 
 function ctx(): ToolContext {
-  return { signal: new AbortController().signal, principal: { id: 'alice', tenant: 't1', roles: ['worker'] }, workspaceRoot: root, callId: 'call-1' };
+  return testToolContext({ principal: { id: 'alice', tenant: 't1', roles: ['worker'] }, workspaceRoot: root });
 }
 
 /** Starts the server, returning its source, its log and the worst event-loop hold during start-up. */

@@ -7,39 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ToolAbortedError,
   ToolError,
-  type PreparedCommand,
-  type ProcessResult,
-  type ProcessRunner,
-  type ProcessSpec,
   type ToolContext,
   type ToolDefinition,
 } from '@toolgate/contracts';
+// Stands in for the tier-1/tier-2 runners: the command unchanged with a minimal environment.
+import { PassThroughRunner, testToolContext } from '@toolgate/testing';
 import { McpToolSource, parseMcpServersFile, type McpServerConfig } from '../src/index.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
-/**
- * Stands in for the tier-1/tier-2 runners: returns the command unchanged with a scrubbed
- * environment (minimal PATH/HOME/LANG plus the server's own env), like a real `prepare` would.
- */
-class PassThroughRunner implements ProcessRunner {
-  readonly prepared: { spec: ProcessSpec; workspaceRoot: string }[] = [];
-  async run(): Promise<ProcessResult> {
-    throw new Error('McpToolSource starts long-lived processes with prepare(), never run()');
-  }
-  prepare(spec: ProcessSpec, workspaceRoot: string): PreparedCommand {
-    this.prepared.push({ spec, workspaceRoot });
-    return {
-      command: spec.command,
-      args: [...spec.args],
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: workspaceRoot, LANG: 'C.UTF-8', ...spec.env },
-      cwd: workspaceRoot,
-    };
-  }
-}
-
 function ctx(workspaceRoot: string, signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { signal, principal: { id: 'alice', tenant: 't1', roles: ['worker'] }, workspaceRoot, callId: 'call-1' };
+  return testToolContext({ signal, principal: { id: 'alice', tenant: 't1', roles: ['worker'] }, workspaceRoot });
 }
 
 function find(source: McpToolSource, name: string): ToolDefinition {

@@ -1,5 +1,5 @@
 import { EgressDeniedError, ToolError, type HttpClient, type JsonObject, type ToolContext } from '@toolgate/contracts';
-import { LoopbackHttpClient, startReplayServer, type RecordedResponse, type ReplayServer } from '@toolgate/testing';
+import { LoopbackHttpClient, startReplayServer, testToolContext, type RecordedResponse, type ReplayServer } from '@toolgate/testing';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,13 +56,8 @@ describe('http_fetch', () => {
     await http.close();
   });
 
-  const context = (client: HttpClient | undefined = http, signal = new AbortController().signal): ToolContext => ({
-    signal,
-    principal: { id: 'agent-1', tenant: 'acme', roles: ['worker'] },
-    workspaceRoot: '/nonexistent/workspace',
-    callId: 'call-1',
-    ...(client ? { http: client } : {}),
-  });
+  const context = (client: HttpClient | undefined = http, signal = new AbortController().signal): ToolContext =>
+    testToolContext({ signal, ...(client ? { http: client } : {}) });
 
   async function fetchOk(args: JsonObject): Promise<Record<string, unknown>> {
     expect(validInput(args), JSON.stringify(validInput.errors)).toBe(true);

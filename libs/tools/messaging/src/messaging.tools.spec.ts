@@ -6,10 +6,9 @@ import {
   type MessageBus,
   type Principal,
   type PrincipalDirectory,
-  type PrincipalRecord,
   type ToolDefinition,
 } from '@toolgate/contracts';
-import { testMessageBus } from '@toolgate/testing';
+import { LiteralDirectory, ManualClock, testMessageBus } from '@toolgate/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createMessagingTools, MAX_MESSAGE_CHARS } from './messaging.tools.js';
 
@@ -56,34 +55,22 @@ function who(id: string, tenant = 'acme'): Principal {
   return { id, tenant, roles: ['worker'] };
 }
 
-function directoryOf(records: PrincipalRecord[]): PrincipalDirectory {
-  return {
-    authenticate: () => undefined,
-    get: (tenant, id) => records.find((p) => p.tenant === tenant && p.id === id),
-    principals: (tenant) => records.filter((p) => p.tenant === tenant),
-    roleTools: () => undefined,
-    roleGrants: () => undefined,
-    tenant: () => undefined,
-    tenants: () => [...new Set(records.map((p) => p.tenant))],
-  };
-}
-
 describe('messaging tools', () => {
   let bus: ListBus;
-  let now: number;
+  let clock: ManualClock;
   let ids: number;
   let tools: Map<string, ToolDefinition>;
 
   const make = (extra: { directory?: PrincipalDirectory } = {}) =>
     new Map(
-      createMessagingTools({ bus, clock: { now: () => now }, newId: () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`, ...extra }).map(
+      createMessagingTools({ bus, clock, newId: () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`, ...extra }).map(
         (t) => [t.manifest.name, t],
       ),
     );
 
   beforeEach(() => {
     bus = new ListBus();
-    now = T0;
+    clock = new ManualClock(T0);
     ids = 0;
     tools = make();
   });
@@ -186,7 +173,7 @@ describe('messaging tools', () => {
     });
 
     it('checks inbox owners and mentions against the directory when it has one', async () => {
-      tools = make({ directory: directoryOf([{ ...who('planner') }, { ...who('worker-1') }, { ...who('worker-9', 'other') }]) });
+      tools = make({ directory: new LiteralDirectory({ principals: [{ ...who('planner') }, { ...who('worker-1') }, { ...who('worker-9', 'other') }] }) });
       await send(who('planner'), 'task:worker-1', 'go');
       const inbox = await toolError(send(who('planner'), 'task:worker-9', 'go'));
       expect(inbox).toMatchObject({ reason: 'UNKNOWN_PRINCIPAL', message: "there is no principal 'worker-9' in your team" });

@@ -7,7 +7,7 @@ import {
   type SearchResult,
   type ToolContext,
 } from '@toolgate/contracts';
-import { LoopbackHttpClient, startReplayServer, type ReplayServer } from '@toolgate/testing';
+import { LoopbackHttpClient, startReplayServer, testToolContext, type ReplayServer } from '@toolgate/testing';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebSearchTool } from '../src/index.js';
@@ -53,13 +53,7 @@ describe('web_search', () => {
     await http.close();
   });
 
-  const context = (signal = new AbortController().signal): ToolContext => ({
-    signal,
-    principal: { id: 'agent-1', tenant: 'acme', roles: ['worker'] },
-    workspaceRoot: '/nonexistent/workspace',
-    callId: 'call-1',
-    http,
-  });
+  const context = (signal = new AbortController().signal): ToolContext => testToolContext({ signal, http });
 
   describe('manifest', () => {
     it('declares a medium-risk network tool whose only egress host is the provider host', () => {

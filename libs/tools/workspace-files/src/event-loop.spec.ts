@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ToolError, type JsonObject, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
+import { testToolContext } from '@toolgate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compileGlob } from './glob-pattern.js';
 import { editFileTool, globTool, grepTool, listDirTool, MAX_WRITE_BYTES } from './index.js';
@@ -47,12 +48,7 @@ async function loopGap<T>(work: () => Promise<T>): Promise<{ value: T | Error; g
 let base: string;
 let workspace: string;
 
-const context = (): ToolContext => ({
-  signal: new AbortController().signal,
-  principal: { id: 'worker-1', tenant: 'tenant-a', roles: ['worker'] },
-  workspaceRoot: workspace,
-  callId: 'call-1',
-});
+const context = (): ToolContext => testToolContext({ workspaceRoot: workspace });
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const call = (tool: ToolDefinition, args: JsonObject): Promise<any> => tool.handler.invoke(args, context());
 

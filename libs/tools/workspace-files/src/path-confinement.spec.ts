@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PathEscapeError, ToolError, type JsonObject, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
+import { testToolContext } from '@toolgate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { editFileTool, globTool, grepTool, listDirTool, readFileTool, writeFileTool } from './index.js';
 
@@ -11,12 +12,7 @@ let base: string;
 let workspace: string;
 let outside: string;
 
-const context = (): ToolContext => ({
-  signal: new AbortController().signal,
-  principal: { id: 'worker-1', tenant: 'tenant-a', roles: ['worker'] },
-  workspaceRoot: workspace,
-  callId: 'call-1',
-});
+const context = (): ToolContext => testToolContext({ workspaceRoot: workspace });
 const call = (tool: ToolDefinition, args: JsonObject) => tool.handler.invoke(args, context());
 const failure = (tool: ToolDefinition, args: JsonObject) => call(tool, args).then(
   (output) => {

@@ -2,6 +2,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ToolError, type JsonObject, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
+import { testToolContext } from '@toolgate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   editFileTool,
@@ -19,12 +20,7 @@ let base: string;
 let workspace: string;
 let controller: AbortController;
 
-const context = (): ToolContext => ({
-  signal: controller.signal,
-  principal: { id: 'worker-1', tenant: 'tenant-a', roles: ['worker'] },
-  workspaceRoot: workspace,
-  callId: 'call-1',
-});
+const context = (): ToolContext => testToolContext({ signal: controller.signal, workspaceRoot: workspace });
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const call = (tool: ToolDefinition, args: JsonObject): Promise<any> => tool.handler.invoke(args, context());
 const reason = (tool: ToolDefinition, args: JsonObject) =>
