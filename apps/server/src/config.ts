@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { PROCESS_TIERS, type ProcessTier } from '@toolgate/contracts';
 import { normalizeEgressHost } from '@toolgate/gateway';
 import { canonicalConfiguredHost, isWildcardAddress, parseConfiguredOrigin, serializeOrigin } from './http/host-names.js';
 
@@ -11,7 +12,6 @@ export class ConfigError extends Error {
 export type StoreKind = 'sqlite' | 'postgres';
 export type AuditKind = 'file' | 'postgres';
 export type SearchProviderName = 'duckduckgo' | 'searxng' | 'tavily';
-export type ShellTier = 'bwrap' | 'container' | 'unisolated';
 
 /** Everything the server reads from `TOOLGATE_*` variables, validated. */
 export interface ServerConfig {
@@ -35,7 +35,8 @@ export interface ServerConfig {
     readonly allowAny: boolean;
     readonly allowedCidrs: readonly string[];
   };
-  readonly shellTier: ShellTier;
+  /** The tier bash and git run at (`TOOLGATE_SHELL_TIER`): one of the contracts' `PROCESS_TIERS`. */
+  readonly shellTier: ProcessTier;
   /**
    * Whether `TOOLGATE_SHELL_TIER` was set. Set, a tier that cannot run stops the server; unset,
    * the default `bwrap` tier is offered only where it works, and the shell tools are not offered
@@ -129,10 +130,13 @@ const RENAMED_SHELL_TIERS: Readonly<Record<string, string>> = {
     "TOOLGATE_SHELL_TIER=subprocess was renamed 'unisolated': bash and git run as host processes that can read and signal whatever the server's user can. Unset it for the bwrap sandbox, or set TOOLGATE_SHELL_TIER=unisolated to accept that",
 };
 
-function shellTier(env: Env): { tier: ShellTier; explicit: boolean } {
+/** The tiers `TOOLGATE_SHELL_TIER` accepts, sorted by name so the message reads the same whatever the tier order. */
+const SHELL_TIERS: readonly ProcessTier[] = [...PROCESS_TIERS].sort();
+
+function shellTier(env: Env): { tier: ProcessTier; explicit: boolean } {
   const value = text(env, 'TOOLGATE_SHELL_TIER');
   if (value !== undefined && Object.hasOwn(RENAMED_SHELL_TIERS, value)) throw new ConfigError(RENAMED_SHELL_TIERS[value]!);
-  const tier = oneOf(env, 'TOOLGATE_SHELL_TIER', ['bwrap', 'container', 'unisolated'] as const, 'bwrap');
+  const tier = oneOf(env, 'TOOLGATE_SHELL_TIER', SHELL_TIERS, 'bwrap');
   return { tier, explicit: value !== undefined };
 }
 

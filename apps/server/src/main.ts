@@ -1,8 +1,8 @@
 import { ConfigError, loadConfig } from './config.js';
 import { closeInheritedDescriptors } from './inherited-descriptors.js';
 import { createStderrLog } from './logger.js';
-import { StartupError } from './resources.js';
 import { startServer } from './server.js';
+import { StartupError } from './startup-error.js';
 
 const log = createStderrLog();
 
@@ -12,8 +12,6 @@ async function main(): Promise<void> {
   if (inherited.length > 0) log('info', `closed ${inherited.length} descriptor(s) inherited from the launcher (${inherited.join(', ')}) so no tool process inherits them`);
   const config = loadConfig(process.env);
   const server = await startServer(config, log);
-  log('info', `listening on ${server.url} (tRPC ${server.url}/trpc, REST ${server.url}/api/v1, health ${server.url}/healthz)`);
-  log('info', `data dir ${config.dataDir}; state ${config.store}; audit ${config.audit}; bash and git ${server.shellTier ? `at tier ${server.shellTier}` : 'not offered'}`);
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -2,6 +2,8 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, realpath, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import type { ServerConfig } from './config.js';
+import { StartupError } from './startup-error.js';
 
 /**
  * A path setting as the messages show it: the variable and the value the operator wrote (a
@@ -260,5 +262,28 @@ async function withDeadline<T>(what: string, work: Promise<T>): Promise<T> {
     return await Promise.race([work, deadline]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+const PATH_VARIABLES = {
+  dataDir: ['TOOLGATE_DATA_DIR', 'the default ./.toolgate'],
+  workspaceRoot: ['TOOLGATE_WORKSPACE_ROOT', 'the default <data dir>/workspaces'],
+  principalsFile: ['TOOLGATE_PRINCIPALS_FILE', 'none'],
+  mcpServersFile: ['TOOLGATE_MCP_SERVERS_FILE', 'none'],
+} as const;
+
+/** A path setting of the configuration for messages, as the operator wrote it. */
+export function pathSetting(config: ServerConfig, key: keyof typeof PATH_VARIABLES): PathSetting {
+  const [variable, defaultShown] = PATH_VARIABLES[key];
+  return { variable, asSet: config.pathsAsSet[key], defaultShown };
+}
+
+/** Path faults stop the start like any other: with the message alone, no stack. */
+export async function asStartupError<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof PathSettingError) throw new StartupError(error.message);
+    throw error;
   }
 }

@@ -1,13 +1,42 @@
+import type { Server } from 'node:http';
 import type { AppRouter, HealthReport } from '@toolgate/api';
-import { token, type Token } from '@toolgate/contracts';
+import type { McpServerConfig, McpToolSource } from '@toolgate/adapter-mcp-client';
+import { token, type ExecutorTier, type Token, type ToolExecutor } from '@toolgate/contracts';
 import type { Gateway, ToolRegistry } from '@toolgate/gateway';
 import type { ServerConfig } from './config.js';
+import type { HostGuard } from './http/host-guard.js';
 import type { Log } from './logger.js';
 
-/** Tokens of things only the composition root knows about (the ports' tokens live in contracts). */
+/**
+ * Tokens of things only the composition root knows about (the ports' tokens live in contracts).
+ * A token two binding modules share lives here, so no module imports another.
+ */
 export const ConfigToken: Token<ServerConfig> = token('ServerConfig');
 export const LogToken: Token<Log> = token('Log');
+
+/** True when no principals file is configured and the dev principal `demo` is in use. */
+export const DemoPrincipalToken: Token<boolean> = token('DemoPrincipal');
+
+/** The MCP servers the operator's servers file names (none without `TOOLGATE_MCP_SERVERS_FILE`). */
+export const McpServersToken: Token<readonly McpServerConfig[]> = token('McpServers');
+
+/** The executors this server runs, and why a process tier that was asked for cannot run here. */
+export interface ProcessTiers {
+  readonly executors: readonly ToolExecutor[];
+  readonly unusable: ReadonlyMap<ExecutorTier, string>;
+}
+export const ProcessTiersToken: Token<ProcessTiers> = token('ProcessTiers');
+
+/** The executor `bash` and `git` run at, or undefined when they are not offered (the default tier cannot run here). */
+export const ShellExecutorToken: Token<ToolExecutor | undefined> = token('ShellExecutor');
+
+/** The MCP servers that started, each a tool source. */
+export const McpSourcesToken: Token<readonly McpToolSource[]> = token('McpSources');
+
 export const ToolRegistryToken: Token<ToolRegistry> = token('ToolRegistry');
 export const GatewayToken: Token<Gateway> = token('Gateway');
 export const HealthToken: Token<() => HealthReport> = token('Health');
 export const AppRouterToken: Token<AppRouter> = token('AppRouter');
+export const HostGuardToken: Token<HostGuard> = token('HostGuard');
+/** The HTTP server, not yet listening; the `listen` start step binds it. */
+export const HttpServerToken: Token<Server> = token('HttpServer');

@@ -1,4 +1,4 @@
-import type { Clock, KnowledgeGraph, MessageBus, PrincipalDirectory, SearchProvider, ToolDefinition } from '@toolgate/contracts';
+import { ClockToken, KnowledgeGraphToken, MessageBusToken, PrincipalDirectoryToken, SearchProviderToken } from '@toolgate/contracts';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { httpFetchTool } from '@toolgate/tool-http-fetch';
 import { createMemoryTools } from '@toolgate/tool-memory';
@@ -6,32 +6,28 @@ import { createMessagingTools } from '@toolgate/tool-messaging';
 import { createShellTools } from '@toolgate/tool-shell';
 import { createWebSearchTool } from '@toolgate/tool-web-search';
 import { workspaceFileTools } from '@toolgate/tool-workspace-files';
-import type { ServerConfig, ShellTier } from './config.js';
-
-/** What first-party tools need from the composition root. */
-export interface ToolDeps {
-  readonly config: ServerConfig;
-  readonly searchProvider: SearchProvider;
-  readonly bus: MessageBus;
-  readonly graph: KnowledgeGraph;
-  readonly clock: Clock;
-  readonly directory: PrincipalDirectory;
-  /** The tier `bash` and `git` run at; undefined leaves them out (their tier cannot run here). */
-  readonly shellTier: ShellTier | undefined;
-}
+import { withNeeds, type ToolEntry } from './bindings/tool-entries.js';
+import { ConfigToken, ShellExecutorToken } from './tokens.js';
 
 /**
- * The composition root's tool list: step 3 of adding a tool is one line here. The gateway
- * enforces everything else from each tool's manifest.
+ * The composition root's tool list: step 3 of adding a tool is one entry here. A tool (or a list
+ * of tools) that needs nothing is listed as it is; one made from ports names them with their
+ * tokens in `needs` and receives them, by the same names, in `create`. The gateway enforces
+ * everything else from each tool's manifest.
  */
-export function firstPartyTools(deps: ToolDeps): ToolDefinition[] {
-  return [
-    calculatorTool,
-    httpFetchTool,
-    createWebSearchTool({ provider: deps.searchProvider, defaultMaxResults: deps.config.webSearch.maxResults }),
-    ...workspaceFileTools,
-    ...(deps.shellTier === undefined ? [] : createShellTools({ tier: deps.shellTier })),
-    ...createMessagingTools({ bus: deps.bus, clock: deps.clock, directory: deps.directory }),
-    ...createMemoryTools({ graph: deps.graph, clock: deps.clock }),
-  ];
-}
+export const FIRST_PARTY_TOOLS: readonly ToolEntry[] = [
+  calculatorTool,
+  httpFetchTool,
+  withNeeds({
+    needs: { provider: SearchProviderToken, config: ConfigToken },
+    create: ({ provider, config }) => createWebSearchTool({ provider, defaultMaxResults: config.webSearch.maxResults }),
+  }),
+  workspaceFileTools,
+  // Left out when their tier cannot run here (said at start).
+  withNeeds({ needs: { shell: ShellExecutorToken }, create: ({ shell }) => (shell === undefined ? [] : createShellTools({ executor: shell })) }),
+  withNeeds({
+    needs: { bus: MessageBusToken, clock: ClockToken, directory: PrincipalDirectoryToken },
+    create: ({ bus, clock, directory }) => createMessagingTools({ bus, clock, directory }),
+  }),
+  withNeeds({ needs: { graph: KnowledgeGraphToken, clock: ClockToken }, create: ({ graph, clock }) => createMemoryTools({ graph, clock }) }),
+];

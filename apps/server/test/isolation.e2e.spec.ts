@@ -6,7 +6,7 @@ import { livingProcesses, sleepMarker } from '@toolgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import type { Log } from '../src/logger.js';
-import { StartupError } from '../src/resources.js';
+import { StartupError } from '../src/startup-error.js';
 import { startServer } from '../src/server.js';
 import { bwrapUnavailable, startHarness, type Harness } from './e2e-harness.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { StartupError } from '../src/resources.js';
+import { StartupError } from '../src/startup-error.js';
 import { startServer } from '../src/server.js';
 import { bwrapUnavailable, startHarness } from './e2e-harness.js';
 

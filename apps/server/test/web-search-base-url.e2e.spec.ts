@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { startReplayServer, type ReplayServer } from '@toolgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selectSearchProvider } from '../src/resources.js';
+import { selectSearchProvider } from '../src/bindings/search.bindings.js';
 import { startHarness, type Harness } from './e2e-harness.js';
 
 const RESULTS_PAGE = readFileSync(new URL('../../../libs/adapters/search-duckduckgo/test/fixtures/results.html', import.meta.url), 'utf8');

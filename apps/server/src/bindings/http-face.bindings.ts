@@ -1,0 +1,43 @@
+import type { Server } from 'node:http';
+import { createAppRouter, type HealthReport } from '@toolgate/api';
+import { AuditSinkToken, PrincipalDirectoryToken } from '@toolgate/contracts';
+import { createHostGuard } from '../http/host-guard.js';
+import { createHttpServer } from '../http/http-server.js';
+import { AppRouterToken, ConfigToken, GatewayToken, HealthToken, HostGuardToken, HttpServerToken, LogToken } from '../tokens.js';
+import type { Binder } from './binder.js';
+
+export const VERSION = '0.1.0';
+
+/** Stops accepting requests and waits for open ones; idle keep-alive connections are closed at once. */
+function closeHttpServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    // A server that never listened answers with an error, which is as closed as it gets.
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+/**
+ * The HTTP face: health, the tRPC/REST router over the gateway, the Host/Origin guard and the
+ * server that carries them. The server is made last, so it is closed first: open requests end
+ * before any adapter they use closes.
+ */
+export function bindHttpFace(binder: Binder): void {
+  binder.resolved(HealthToken, { audit: AuditSinkToken }, ({ audit }) => (): HealthReport => {
+    const reasons: string[] = [];
+    const auditHealth = audit.health();
+    if (!auditHealth.ok) reasons.push(`audit: ${auditHealth.reason ?? 'unavailable'}`);
+    return { ok: reasons.length === 0, version: VERSION, reasons };
+  });
+  binder.resolved(AppRouterToken, { gateway: GatewayToken, health: HealthToken }, ({ gateway, health }) => createAppRouter({ gateway, health }));
+  binder.resolved(HostGuardToken, { config: ConfigToken }, ({ config }) =>
+    createHostGuard({ bindHost: config.host, allowedHosts: config.allowedHosts, publicUrl: config.publicUrl, allowedOrigins: config.allowedOrigins }),
+  );
+  binder
+    .resolved(
+      HttpServerToken,
+      { router: AppRouterToken, directory: PrincipalDirectoryToken, health: HealthToken, guard: HostGuardToken, config: ConfigToken, log: LogToken },
+      ({ config, ...deps }) => createHttpServer({ ...deps, maxBodyBytes: config.maxBodyBytes }),
+    )
+    .onDeactivation(closeHttpServer);
+}

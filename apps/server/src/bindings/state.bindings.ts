@@ -1,0 +1,61 @@
+import { join } from 'node:path';
+import { PgStores } from '@toolgate/adapter-store-postgres';
+import { openSqliteStores, type SqliteStores } from '@toolgate/adapter-store-sqlite';
+import {
+  ApprovalStoreToken,
+  BudgetStoreToken,
+  SettingsStoreToken,
+  token,
+  type ApprovalStore,
+  type BudgetStore,
+  type SettingsStore,
+  type Token,
+} from '@toolgate/contracts';
+import type { ServerConfig, StoreKind } from '../config.js';
+import type { Log } from '../logger.js';
+import { StartupError } from '../startup-error.js';
+import { ConfigToken, LogToken } from '../tokens.js';
+import type { Binder } from './binder.js';
+
+/** Approvals, budgets and settings, opened together on one backend and closed together. */
+export interface StateStores {
+  readonly approvals: ApprovalStore;
+  readonly budgets: BudgetStore;
+  readonly settings: SettingsStore;
+  /** The SQLite connection when state is in SQLite, for adapters that add tables to it (the message bus). */
+  readonly sqlite?: SqliteStores['db'];
+  close(): Promise<void>;
+}
+export const StateStoresToken: Token<StateStores> = token('StateStores');
+
+/**
+ * Each state backend (`TOOLGATE_STORE`) and how it opens: one SQLite file by default,
+ * PostgreSQL to scale out. A new backend is one more row and one more `StoreKind`.
+ */
+const STATE_BACKENDS = {
+  sqlite: async (config) => {
+    try {
+      const stores = openSqliteStores(join(config.dataDir, 'state.db'));
+      return { ...stores, sqlite: stores.db };
+    } catch (error) {
+      throw new StartupError(`state database: ${(error as Error).message}`);
+    }
+  },
+  postgres: async (config, log) => {
+    try {
+      return await PgStores.open(config.databaseUrl!, { onIdleError: (e) => log('warn', `postgres state pool: ${e.message}`) });
+    } catch (error) {
+      throw new StartupError(`TOOLGATE_STORE=postgres: ${(error as Error).message}`);
+    }
+  },
+} satisfies Record<StoreKind, (config: ServerConfig, log: Log) => Promise<StateStores>>;
+
+/** Ports `ApprovalStore`, `BudgetStore` and `SettingsStore`: opened on first use, closed with the container. */
+export function bindState(binder: Binder): void {
+  binder
+    .resolved(StateStoresToken, { config: ConfigToken, log: LogToken }, ({ config, log }) => STATE_BACKENDS[config.store](config, log))
+    .onDeactivation((stores) => stores.close());
+  binder.resolved(ApprovalStoreToken, { state: StateStoresToken }, ({ state }) => state.approvals);
+  binder.resolved(BudgetStoreToken, { state: StateStoresToken }, ({ state }) => state.budgets);
+  binder.resolved(SettingsStoreToken, { state: StateStoresToken }, ({ state }) => state.settings);
+}
