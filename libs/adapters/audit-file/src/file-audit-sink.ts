@@ -1,5 +1,5 @@
-import { constants, fstatSync, lstatSync } from 'node:fs';
-import { lstat, mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { fstatSync, lstatSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import {
   AuditCorruptError,
@@ -14,7 +14,6 @@ import {
 } from '@toolgate/contracts';
 import {
   createFrameDigester,
-  decodeFrameJson,
   encodePrepared,
   GENESIS_DIGEST,
   GroupCommitQueue,
@@ -24,9 +23,12 @@ import {
 } from '@toolgate/adapter-kit-audit';
 import { nodeAuditFileIo, type AuditFileIo } from './audit-file-io.js';
 import { acquireDirectoryLock, type DirectoryLock } from './directory-lock.js';
-import { formatHeader, MAX_HEADER_BYTES, parseHeader, segmentFileName } from './segment-format.js';
-import { scanSegment, type ChainHead } from './segment-scanner.js';
-import { readSegmentFile, UnsafeSegmentError, verifyTrail, type SegmentSummary } from './trail-reader.js';
+import { errnoText } from './errno-text.js';
+import { segmentFileName } from './segment-format.js';
+import { createSegment, openForAppend, removeInterruptedRotations, SegmentPublishedError, type OpenSegment } from './segment-files.js';
+import type { ChainHead } from './segment-scanner.js';
+import { tailRecords, type SegmentIndexEntry } from './tail-query.js';
+import { verifyTrail, type SegmentSummary } from './trail-reader.js';
 
 /** Options of `FileAuditSink.open`. */
 export interface FileAuditSinkOptions {
@@ -49,58 +51,6 @@ export interface FileAuditSinkOptions {
 export const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
 const MIN_SEGMENT_BYTES = 4096;
 const MAX_SEGMENT_BYTES = 256 * 1024 * 1024;
-/** `tail` never returns more than this many records in one page. */
-export const MAX_TAIL_LIMIT = 10_000;
-
-/** What the sink knows about each committed segment, to page `tail` without rereading all. */
-interface SegmentIndexEntry {
-  readonly segment: number;
-  readonly name: string;
-  readonly prev: string;
-  readonly firstSeq: number;
-  lastSeq: number;
-}
-
-/** The segment being appended to. */
-interface OpenSegment {
-  readonly segment: number;
-  readonly name: string;
-  readonly handle: FileHandle;
-  readonly dev: number;
-  readonly ino: number;
-  /** Bytes known durable; the file must be exactly this long between batches. */
-  length: number;
-  frames: number;
-}
-
-function errnoText(error: unknown): string {
-  const e = error as NodeJS.ErrnoException;
-  if (e && typeof e.code === 'string') {
-    const known: Record<string, string> = {
-      ENOSPC: 'no space left on device',
-      EDQUOT: 'disk quota exceeded',
-      EIO: 'input/output error',
-      EROFS: 'read-only file system',
-      EFBIG: 'file too large',
-      EACCES: 'permission denied',
-      EPERM: 'operation not permitted',
-      ENOTDIR: 'not a directory',
-      ELOOP: 'symbolic link refused',
-      EMFILE: 'too many open files',
-    };
-    return `${e.code}${known[e.code] ? `: ${known[e.code]}` : ''}`;
-  }
-  return e instanceof Error ? e.message : String(error);
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
 
 /**
  * The embedded audit sink: an append-only, hash-chained trail of segment files in one directory
@@ -255,51 +205,22 @@ export class FileAuditSink implements AuditSink {
     return report;
   }
 
-  /**
-   * The newest `limit` matching records with seq > `afterSeq`, oldest first. Reads segments from
-   * the newest back, verifying each frame it reads, and stops once `limit` records matched or
-   * `afterSeq` is reached: a filter that matches nothing recent reads the whole trail (there is no
-   * per-tenant index in files; the PostgreSQL sink has one).
-   */
+  /** The newest `limit` matching records with seq > `afterSeq`, oldest first (see `tailRecords`). */
   async tail(query: AuditQuery): Promise<readonly AuditRecord[]> {
     if (this.closed) throw new AuditUnavailableError('the audit sink is closed');
-    const { limit, afterSeq = 0, tenant, principal } = query;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_TAIL_LIMIT) throw new RangeError(`limit must be an integer from 1 to ${MAX_TAIL_LIMIT}`);
-    if (!Number.isInteger(afterSeq) || afterSeq < 0) throw new RangeError('afterSeq must be an integer >= 0');
-    const segments = this.index.map((s) => ({ ...s }));
-    const committed = { segment: this.current.segment, length: this.current.length };
-    const found: AuditRecord[] = [];
-    for (let i = segments.length - 1; i >= 0 && found.length < limit; i--) {
-      const entry = segments[i] as SegmentIndexEntry;
-      if (entry.lastSeq <= afterSeq) break;
-      if (entry.lastSeq < entry.firstSeq) continue;
-      const bytes = await this.readCommitted(entry, committed);
-      const frames: { seq: number; digest: string; start: number; end: number }[] = [];
-      const scan = scanSegment(bytes, {
-        segment: entry.segment,
-        before: { seq: entry.firstSeq - 1, digest: entry.prev },
-        digester: this.digester,
-        allowTorn: false,
-        onFrame: (seq, digest, start, end) => {
-          if (seq > afterSeq) frames.push({ seq, digest, start, end });
-        },
-      });
-      if (scan.fault || scan.head.seq < entry.lastSeq) {
-        const reason = `${entry.name}: ${scan.fault?.reason ?? 'records the writer committed are missing'}`;
-        this.fail(`the audit trail is damaged: ${reason}`);
-        throw new AuditCorruptError({ ok: false, records: 0, segments: 0, fault: { segment: entry.name, reason } });
-      }
-      const page: AuditRecord[] = [];
-      for (let f = frames.length - 1; f >= 0 && found.length + page.length < limit; f--) {
-        const frame = frames[f] as (typeof frames)[number];
-        const record = decodeFrameJson(bytes.toString('utf8', frame.start, frame.end), frame.digest);
-        if (tenant !== undefined && record.tenant !== tenant) continue;
-        if (principal !== undefined && record.principal !== principal) continue;
-        page.push(record);
-      }
-      found.push(...page);
+    const source = {
+      dir: this.dir,
+      digester: this.digester,
+      segments: this.index.map((s) => ({ ...s })),
+      committed: { segment: this.current.segment, length: this.current.length },
+    };
+    try {
+      return await tailRecords(source, query);
+    } catch (error) {
+      // Damage found by a read makes the sink unhealthy, as damage found by verify does.
+      if (error instanceof AuditCorruptError) this.fail(error.message);
+      throw error;
     }
-    return found.reverse();
   }
 
   health(): { readonly ok: boolean; readonly reason?: string } {
@@ -315,18 +236,6 @@ export class FileAuditSink implements AuditSink {
     await this.appends.drain();
     await this.current.handle.close().catch(() => undefined);
     await this.lock.release();
-  }
-
-  private async readCommitted(entry: SegmentIndexEntry, committed: { segment: number; length: number }): Promise<Buffer> {
-    try {
-      return await readSegmentFile(join(this.dir, entry.name), entry.name, entry.segment === committed.segment ? committed.length : undefined);
-    } catch (error) {
-      if (error instanceof UnsafeSegmentError) {
-        this.fail(`the audit trail is damaged: ${error.message}`);
-        throw new AuditCorruptError({ ok: false, records: 0, segments: 0, fault: { segment: entry.name, reason: error.message } });
-      }
-      throw error;
-    }
   }
 
   private fail(reason: string): void {
@@ -460,95 +369,6 @@ export class FileAuditSink implements AuditSink {
   }
 }
 
-/** The new segment was renamed into place but the directory sync failed: its durability is unknown. */
-class SegmentPublishedError extends Error {
-  constructor(override readonly cause: unknown) {
-    super('the directory holding the new segment could not be synced');
-  }
-}
 
-/**
- * Creates segment `n` atomically: header into `<name>.tmp`, fdatasync, rename into place, fsync
- * the directory. A crash leaves either no segment or a complete header, never a torn one.
- * Resolves with the header's length.
- */
-async function createSegment(dir: string, segment: number, prev: string, digester: FrameDigester, io: AuditFileIo): Promise<number> {
-  const name = segmentFileName(segment);
-  const temp = join(dir, `${name}.tmp`);
-  const header = Buffer.from(
-    formatHeader({ segment, algorithm: digester.algorithm, ...(digester.keyId ? { keyId: digester.keyId } : {}), prev }),
-    'latin1',
-  );
-  const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  try {
-    let written = 0;
-    while (written < header.length) {
-      const n = await io.write(handle, header.subarray(written), written);
-      if (n <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
-      written += n;
-    }
-    await io.datasync(handle);
-  } catch (error) {
-    await handle.close().catch(() => undefined);
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-  await handle.close();
-  try {
-    await rename(temp, join(dir, name));
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-  try {
-    await syncDirectory(dir);
-  } catch (error) {
-    throw new SegmentPublishedError(error);
-  }
-  return header.length;
-}
 
-/** Opens the segment for positional writes, refusing symbolic links and non-regular files. */
-async function openForAppend(dir: string, segment: number): Promise<OpenSegment> {
-  const name = segmentFileName(segment);
-  let handle: FileHandle;
-  try {
-    handle = await open(join(dir, name), constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new AuditUnavailableError(`${name} is a symbolic link; refusing to follow it`);
-    throw error;
-  }
-  const info = await handle.stat();
-  if (!info.isFile()) {
-    await handle.close();
-    throw new AuditUnavailableError(`${name} is not a regular file`);
-  }
-  return { segment, name, handle, dev: info.dev, ino: info.ino, length: info.size, frames: 0 };
-}
 
-/**
- * Removes `<segment>.tmp` files of a rotation that a crash interrupted. Such a file holds at most
- * a header (frames are only written after the rename), so nothing acknowledged is lost; anything
- * else under that name is not ours to delete and refuses the open.
- */
-async function removeInterruptedRotations(dir: string, temps: readonly string[]): Promise<void> {
-  for (const name of temps) {
-    const path = join(dir, name);
-    const refuse = (why: string): never => {
-      throw new AuditCorruptError({
-        ok: false,
-        records: 0,
-        segments: 0,
-        fault: { segment: name, reason: `${name} ${why}, so it is not the leftover of an interrupted rotation; move it away to open the trail` },
-      });
-    };
-    const info = await lstat(path);
-    if (!info.isFile()) refuse('is not a regular file');
-    if (info.size > MAX_HEADER_BYTES) refuse('holds data after its header');
-    const bytes = await readSegmentFile(path, name);
-    const header = parseHeader(bytes);
-    if (bytes.length > 0 && header.ok && header.length !== bytes.length) refuse('holds data after its header');
-    await unlink(path);
-  }
-  if (temps.length > 0) await syncDirectory(dir);
-}

@@ -1,4 +1,5 @@
-export { FileAuditSink, DEFAULT_SEGMENT_BYTES, MAX_TAIL_LIMIT, type FileAuditSinkOptions } from './file-audit-sink.js';
+export { FileAuditSink, DEFAULT_SEGMENT_BYTES, type FileAuditSinkOptions } from './file-audit-sink.js';
+export { MAX_TAIL_LIMIT } from './tail-query.js';
 export { UnavailableAuditSink } from './unavailable-audit-sink.js';
 export {
   verifyAuditDirectory,
