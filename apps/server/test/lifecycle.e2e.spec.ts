@@ -1,0 +1,192 @@
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import type { Log } from '../src/logger.js';
+import { startServer } from '../src/server.js';
+import { START_STEPS } from '../src/start-steps.js';
+import { StartupError } from '../src/startup-error.js';
+
+const ECHO_SERVER = resolve(__dirname, '../../../libs/adapters/mcp-client/test/fixtures/echo-server.mjs');
+
+/** Descriptors this process holds on files below `dir`: what an adapter left open (a lock, a database, a log). */
+function openFilesUnder(dir: string): string[] {
+  const open: string[] = [];
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.startsWith(`${dir}/`) || target === dir) open.push(target);
+    } catch {
+      // The descriptor readdir itself used, closed by now.
+    }
+  }
+  return open;
+}
+
+/** Pids of live processes whose command line holds `marker`: the MCP servers a start left running. */
+function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      // A zombie has exited; only its parent's bookkeeping is left.
+      if (/^State:\s+Z/m.test(status)) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) pids.push(Number(entry));
+    } catch {
+      // Exited while being read.
+    }
+  }
+  return pids;
+}
+
+/** An MCP server that starts and serves (the echo fixture), marked so its process can be found. */
+function echoServer(name: string, marker: string) {
+  return { name, command: process.execPath, args: [ECHO_SERVER, marker], env: {}, tier: 'unisolated' };
+}
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+/** A fresh data dir, with an MCP servers file when `servers` is given. */
+async function setup(servers?: unknown): Promise<{ dir: string; dataDir: string; env: Record<string, string> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolgate-lifecycle-'));
+  dirs.push(dir);
+  const dataDir = join(dir, 'data');
+  const env: Record<string, string> = { TOOLGATE_DATA_DIR: dataDir, TOOLGATE_PORT: '0' };
+  if (servers !== undefined) {
+    await writeFile(join(dir, 'mcp-servers.json'), typeof servers === 'string' ? servers : JSON.stringify(servers));
+    env['TOOLGATE_MCP_SERVERS_FILE'] = join(dir, 'mcp-servers.json');
+  }
+  return { dir, dataDir, env };
+}
+
+function recorder(): { logs: string[]; log: Log } {
+  const logs: string[] = [];
+  return { logs, log: (level, message) => void logs.push(`${level} ${message}`) };
+}
+
+/** Nothing of a start is left: no descriptor in the data dir, SQLite's write-ahead log folded back, no MCP process. */
+async function expectNothingLeft(dataDir: string, marker?: string): Promise<void> {
+  expect(openFilesUnder(dataDir)).toEqual([]);
+  // SQLite removes the -wal file when its last connection closes; it stays while one is open.
+  expect(existsSync(join(dataDir, 'state.db-wal'))).toBe(false);
+  if (marker !== undefined) expect(processesWith(marker)).toEqual([]);
+}
+
+/** A second start in the same data dir gets the audit trail: the first one's directory lock is gone. */
+async function expectSecondStartHealthy(dataDir: string): Promise<void> {
+  const again = await startServer(loadConfig({ TOOLGATE_DATA_DIR: dataDir, TOOLGATE_PORT: '0' }), () => undefined);
+  try {
+    const res = await fetch(`${again.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ ok: true, reasons: [] });
+  } finally {
+    await again.close();
+  }
+  expect(openFilesUnder(dataDir)).toEqual([]);
+}
+
+describe('a start that fails half-way closes everything it opened', () => {
+  it('a damaged MCP servers file, read after the state, graph and audit trail opened', async () => {
+    const { dataDir, env } = await setup('{"servers":[{"name":"broken"}]}');
+    const { logs, log } = recorder();
+    const error = await startServer(loadConfig(env), log).then(
+      () => new Error('the server started'),
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(StartupError);
+    expect(error.message).toContain('TOOLGATE_MCP_SERVERS_FILE');
+    // They had been opened: the start failed in the middle of opening the adapters, not before.
+    expect(existsSync(join(dataDir, 'state.db'))).toBe(true);
+    expect(existsSync(join(dataDir, 'audit'))).toBe(true);
+    expect(existsSync(join(dataDir, 'knowledge-graph.nq'))).toBe(true);
+    expect(logs.filter((l) => l.startsWith('info start '))).toEqual(START_STEPS.slice(0, 4).map((s, i) => `info start ${i + 1}/${START_STEPS.length}: ${s.name}`));
+    await expectNothingLeft(dataDir);
+    await expectSecondStartHealthy(dataDir);
+  });
+
+  it('an MCP server that cannot start stops the one started before it', async () => {
+    const marker = `toolgate-lifecycle-${process.pid}-${Date.now()}-a`;
+    const { dataDir, env } = await setup({
+      servers: [echoServer('first', marker), { name: 'second', command: process.execPath, args: ['-e', 'process.exit(3)'], env: {}, tier: 'unisolated' }],
+    });
+    const { logs, log } = recorder();
+    const error = await startServer(loadConfig(env), log).then(
+      () => new Error('the server started'),
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(StartupError);
+    expect(error.message).toMatch(/MCP server 'second' failed to start/);
+    expect(logs).toContainEqual(expect.stringMatching(/^info MCP server 'first' started with \d+ tool/));
+    expect(logs).toContainEqual("info mcp first: MCP server 'first' stopped");
+    await expectNothingLeft(dataDir, marker);
+    await expectSecondStartHealthy(dataDir);
+  }, 60_000);
+
+  describe('a port already in use, the last thing the start tries', () => {
+    let blocker: Server | undefined;
+    afterEach(async () => {
+      await new Promise<void>((done) => (blocker ? blocker.close(() => done()) : done()));
+      blocker = undefined;
+    });
+
+    it('closes the HTTP server, the MCP servers and every adapter', async () => {
+      blocker = createServer();
+      await new Promise<void>((done) => blocker!.listen(0, '127.0.0.1', () => done()));
+      const port = (blocker.address() as AddressInfo).port;
+      const marker = `toolgate-lifecycle-${process.pid}-${Date.now()}-b`;
+      const { dataDir, env } = await setup({ servers: [echoServer('echo', marker)] });
+      const { logs, log } = recorder();
+      const error = await startServer(loadConfig({ ...env, TOOLGATE_PORT: String(port) }), log).then(
+        () => new Error('the server started'),
+        (e: unknown) => e as Error,
+      );
+      expect(error).toBeInstanceOf(StartupError);
+      expect(error.message).toBe(`port ${port} on 127.0.0.1 is already in use (set TOOLGATE_PORT)`);
+      expect(logs.at(-2)).toBe(`info start ${START_STEPS.findIndex((s) => s.name === 'listen') + 1}/${START_STEPS.length}: listen`);
+      await expectNothingLeft(dataDir, marker);
+      await expectSecondStartHealthy(dataDir);
+    }, 60_000);
+  });
+});
+
+describe('a clean stop', () => {
+  it('stops answering, stops the MCP servers and closes every adapter, leaving the data dir free', async () => {
+    const marker = `toolgate-lifecycle-${process.pid}-${Date.now()}-c`;
+    const { dataDir, env } = await setup({ servers: [echoServer('echo', marker)] });
+    const { logs, log } = recorder();
+    const server = await startServer(loadConfig(env), log);
+    expect(processesWith(marker)).toHaveLength(1);
+    expect(openFilesUnder(dataDir).length).toBeGreaterThan(0);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    await server.close();
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    expect(logs).toContainEqual("info mcp echo: MCP server 'echo' stopped");
+    await expectNothingLeft(dataDir, marker);
+    await expectSecondStartHealthy(dataDir);
+  }, 60_000);
+
+  it('logs every start step by name, in order, before the server answers', async () => {
+    const { env } = await setup();
+    const { logs, log } = recorder();
+    const server = await startServer(loadConfig(env), log);
+    try {
+      const steps = logs.filter((l) => l.startsWith('info start '));
+      expect(steps).toEqual(START_STEPS.map((s, i) => `info start ${i + 1}/${START_STEPS.length}: ${s.name}`));
+      // Each step's own line follows its name: the roster after "seed", the URL after "listen".
+      const at = (line: RegExp) => logs.findIndex((l) => line.test(l));
+      expect(at(/team roster seeded/)).toBeGreaterThan(at(/: seed the team roster$/));
+      expect(at(/^info listening on http:\/\/127\.0\.0\.1:\d+ /)).toBeGreaterThan(at(/: listen$/));
+      expect(at(/^warn no TOOLGATE_PRINCIPALS_FILE: dev principal/)).toBeGreaterThan(at(/: announce the dev principal$/));
+    } finally {
+      await server.close();
+    }
+  });
+});
