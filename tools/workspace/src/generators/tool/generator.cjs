@@ -52,6 +52,8 @@ function toolNames(name) {
  * @returns {string}
  */
 function nextSteps(t) {
+  // The name a factory of this tool would have, e.g. `createDemoEchoTool`.
+  const factory = `create${names(t.name).className}Tool`;
   return [
     `Scaffolded ${t.packageName} in ${t.projectRoot} (manifest '${t.toolName}', handler and a passing test).`,
     'Next:',
@@ -60,7 +62,10 @@ function nextSteps(t) {
     '     its permissions, egress, risk and tier in the manifest. The gateway enforces exactly what is declared.',
     `  3. Register it in apps/server/src/tools.ts (the composition root's tool list):`,
     `       import { ${t.propertyName}Tool } from '${t.packageName}';`,
-    `     and add ${t.propertyName}Tool to the list firstPartyTools() returns.`,
+    `     and add ${t.propertyName}Tool to FIRST_PARTY_TOOLS. A tool made from ports (a factory such as`,
+    `     ${factory}({ bus })) goes in as an entry that names each port by its token:`,
+    `       withNeeds({ needs: { bus: MessageBusToken }, create: ({ bus }) => ${factory}({ bus }) })`,
+    '     The container resolves the tokens; the types check every name.',
     `  Test it: cd ${t.projectRoot} && npx vitest run`,
   ].join('\n');
 }

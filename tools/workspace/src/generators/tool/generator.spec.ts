@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -133,9 +133,20 @@ describe('tool generator', () => {
       expect(printed).toContain('npm install');
       expect(printed).toContain('apps/server/src/tools.ts');
       expect(printed).toContain("import { demoEchoTool } from '@toolgate/tool-demo-echo';");
+      expect(printed).toContain('add demoEchoTool to FIRST_PARTY_TOOLS');
+      expect(printed).toContain('withNeeds({ needs: { bus: MessageBusToken }, create: ({ bus }) => createDemoEchoTool({ bus }) })');
     } finally {
       info.mockRestore();
     }
+  });
+
+  it('names only what the composition root really has: the list, the helper and the token it prints', async () => {
+    const toolList = await readFile(path.join(workspaceRoot, 'apps/server/src/tools.ts'), 'utf8');
+    expect(toolList).toMatch(/^export const FIRST_PARTY_TOOLS\b/m);
+    expect(toolList).toMatch(/^import \{[^}]*\bwithNeeds\b[^}]*\} from '\.\/bindings\/tool-entries\.js';$/m);
+    expect(toolList).toMatch(/^import \{[^}]*\bMessageBusToken\b[^}]*\} from '@toolgate\/contracts';$/m);
+    // The list already has an entry of the printed form: needs named by token, create taking them by name.
+    expect(toolList).toMatch(/withNeeds\(\{\s*needs: \{ bus: MessageBusToken\b[^}]*\},\s*create: \(\{ bus\b/);
   });
 });
 
