@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createServer, connect, type Server } from 'node:net';
 import { mkdir, mkdtemp, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -74,13 +75,22 @@ describe.skipIf(unavailable !== undefined)('the container sandbox', () => {
       await symlink(join(outside, 'secret.txt'), join(workspace, 'absolute'));
       await symlink('/', join(workspace, 'root'));
       await symlink('/proc/1/root/etc/passwd', join(workspace, 'proc-root'));
+      await symlink(`/proc/1/root${outside}/secret.txt`, join(workspace, 'proc-root-secret'));
       const result = await sh(
-        'for p in up/secret.txt absolute root/work root/srv root/home; do cat "$p" 2>/dev/null && echo "read: $p"; done; cat proc-root 2>/dev/null | grep -c "^root:"; true',
+        [
+          `for p in up/secret.txt absolute root${outside}/secret.txt proc-root-secret; do cat "$p" 2>/dev/null && echo "read: $p"; done`,
+          `for p in root/work root${base} root/var/lib/containers; do [ -e "$p" ] && echo "visible: $p"; done`,
+          'echo ---; cat proc-root',
+        ].join('; '),
       );
+      const [probes = '', passwd = ''] = result.stdout.split('---\n');
+      expect(probes).toBe('');
       expect(result.stdout).not.toContain('outside the workspace');
-      expect(result.stdout).not.toContain('read:');
-      // /proc/1 is the container's own init, so its root is the image: only the image's passwd.
-      expect(result.stdout.trim().split('\n').at(-1)).toMatch(/^[01]$/);
+      // /proc/1 is the container's own init, so its root is the image: the image's passwd, no host account.
+      const hostOnly = (await readFile('/etc/passwd', 'utf8')).split('\n').filter((line) => line !== '' && !/^(root|nobody):/.test(line));
+      expect(hostOnly.length).toBeGreaterThan(0);
+      expect(passwd).toMatch(/^root:x:0:0:/);
+      for (const line of hostOnly) expect(passwd).not.toContain(line);
     });
 
     it('cannot write its root file system, /etc, /usr or /bin, but can write the workspace and its own /tmp', async () => {
@@ -203,13 +213,24 @@ describe.skipIf(unavailable !== undefined)('the container sandbox', () => {
       expect(result.stdout.trim().split('\n').at(-1)).toBe('0');
     });
 
-    it("sees and signals none of the host's processes", async () => {
-      const result = await sh(`ls /proc | grep -c "^[0-9]"; kill -0 ${process.pid} 2>/dev/null; echo "kill=$?"`);
-      const [count = '', kill = ''] = result.stdout.trim().split('\n');
-      expect(Number(count)).toBeLessThan(6);
-      // Our pid names another process, or none, inside the container's pid namespace; the server lives on.
-      expect(kill === 'kill=1' || Number(count) >= 1).toBe(true);
-      expect(() => process.kill(process.pid, 0)).not.toThrow();
+    it("sees and signals none of the host's processes, not even one of its own uid", async () => {
+      // A host process of the server's uid, which a signal from the same uid would otherwise reach.
+      const marker = sleepMarker();
+      const victim = spawn('sleep', [marker], { stdio: 'ignore' });
+      try {
+        const pids = [victim.pid, process.pid, process.ppid].filter((pid): pid is number => pid !== undefined && pid > 50);
+        expect(pids.length).toBeGreaterThan(0);
+        const result = await sh(
+          `set -- /proc/[0-9]*; echo "count=$#"; for pid in ${pids.join(' ')}; do kill -9 $pid 2>/dev/null; echo "kill $pid=$?"; done; kill -9 -1 2>/dev/null; true`,
+        );
+        // The container's own pid namespace numbers its few processes from 1; host pids name none.
+        expect(Number(/count=(\d+)/.exec(result.stdout)?.[1])).toBeLessThan(6);
+        for (const pid of pids) expect(result.stdout).toMatch(new RegExp(`kill ${pid}=[1-9]`));
+        expect(livingProcesses(marker)).toEqual([victim.pid]);
+        expect(() => process.kill(process.pid, 0)).not.toThrow();
+      } finally {
+        victim.kill('SIGKILL');
+      }
     });
   });
 
