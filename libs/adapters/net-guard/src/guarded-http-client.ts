@@ -1,7 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
-import type { Transform } from 'node:stream';
-import zlib from 'node:zlib';
 import {
   EgressDeniedError,
   ToolAbortedError,
@@ -10,7 +8,7 @@ import {
   type HttpRequest,
   type HttpResponse,
 } from '@toolgate/contracts';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent } from 'undici';
 import {
   classifyAddress,
   classifyParsedAddress,
@@ -21,6 +19,8 @@ import {
   type AllowedCidr,
   type IpAddress,
 } from './address-policy.js';
+import { CappedExchange } from './capped-exchange.js';
+import { translateNetworkError } from './network-errors.js';
 import { bareHostname, parseTargetUrl } from './target-url.js';
 
 /** One address a host name resolves to. */
@@ -71,18 +71,6 @@ const FORBIDDEN_HEADERS = new Set([
   'content-length',
 ]);
 const METHODS = new Set(['GET', 'POST', 'HEAD']);
-const TLS_CERTIFICATE_CODES = new Set([
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_REVOKED',
-  'CERT_UNTRUSTED',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
 
 const systemResolver: Resolver = async (host) => dnsLookup(host, { all: true, verbatim: true });
 
@@ -238,201 +226,8 @@ function toResolved(address: IpAddress): ResolvedAddress {
   return { address: address.toString(), family: address.kind() === 'ipv4' ? 4 : 6 };
 }
 
-function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
-  const flat: Record<string, string> = {};
-  for (const [name, value] of Object.entries(raw)) {
-    if (value === undefined) continue;
-    flat[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return flat;
-}
-
-function createDecoder(encoding: string | undefined): Transform | undefined {
-  switch (encoding?.trim().toLowerCase()) {
-    case 'gzip':
-    case 'x-gzip':
-      return zlib.createGunzip();
-    case 'deflate':
-      return zlib.createInflate();
-    case 'br':
-      return zlib.createBrotliDecompress();
-    default:
-      return undefined;
-  }
-}
-
 /** The deadline passed; reported as a TIMEOUT ToolError naming the host. */
 class DeadlineExceeded extends Error {}
-/** The body reached its cap; used to abort the exchange, never reported. */
-class CapReached extends Error {}
-
-interface Collected {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly body: Uint8Array;
-  readonly truncated: boolean;
-}
-
-/**
- * One request/response on undici's dispatch API, holding at most `cap` bytes of the (decoded)
- * body. At the cap it aborts the exchange, which closes the socket: the server stops sending and
- * memory stays bounded whatever it sends; a decompression bomb is cut at the same cap. Working at
- * this level, rather than through a body stream, keeps the guard's per-request cost small.
- */
-class CappedExchange implements Dispatcher.DispatchHandler {
-  readonly result: Promise<Collected>;
-  private resolve!: (value: Collected) => void;
-  private reject!: (reason: unknown) => void;
-  private controller: Dispatcher.DispatchController | undefined;
-  private settled = false;
-  private status = 0;
-  private headers: Record<string, string> = {};
-  private decoder: Transform | undefined;
-  private encoding: string | undefined;
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-
-  constructor(
-    private readonly cap: number,
-    private readonly host: string,
-  ) {
-    this.result = new Promise<Collected>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-  }
-
-  /** Ends the exchange now (deadline or caller abort); the socket is dropped if it is open. */
-  cancel(reason: Error): void {
-    this.fail(reason);
-    this.controller?.abort(reason);
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    // Cancelled while still connecting: stop before anything is sent.
-    if (this.settled) controller.abort(new CapReached());
-  }
-
-  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
-    this.controller = controller;
-    if (status < 200) return; // 1xx informational responses precede the real one
-    this.status = status;
-    this.headers = flattenHeaders(headers);
-    this.encoding = this.headers['content-encoding'];
-    this.decoder = createDecoder(this.encoding);
-    if (this.decoder) {
-      // The body is delivered decoded: the wire encoding and length no longer describe it.
-      delete this.headers['content-encoding'];
-      delete this.headers['content-length'];
-      this.decoder.on('data', (chunk: Buffer) => this.collect(chunk));
-      this.decoder.once('end', () => this.finish(false));
-      this.decoder.on('error', (err) => this.fail(isZlibError(err) ? this.undecodable() : err));
-    }
-  }
-
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.settled) return;
-    if (!this.decoder) return this.collect(chunk);
-    // Back-pressure: stop reading the socket while the decoder catches up.
-    if (!this.decoder.write(chunk)) {
-      controller.pause();
-      this.decoder.once('drain', () => controller.resume());
-    }
-  }
-
-  onResponseEnd(): void {
-    if (this.decoder) this.decoder.end();
-    else this.finish(false);
-  }
-
-  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
-    this.fail(err);
-  }
-
-  private collect(chunk: Buffer): void {
-    if (this.settled) return;
-    if (this.size + chunk.length > this.cap) {
-      if (this.cap > this.size) this.chunks.push(chunk.subarray(0, this.cap - this.size));
-      this.size = this.cap;
-      this.finish(true);
-      this.decoder?.destroy();
-      this.controller?.abort(new CapReached());
-      return;
-    }
-    this.chunks.push(chunk);
-    this.size += chunk.length;
-  }
-
-  private finish(truncated: boolean): void {
-    if (this.settled) return;
-    this.settled = true;
-    const body = this.chunks.length === 1 && !truncated ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
-    this.resolve({ status: this.status, headers: this.headers, body, truncated });
-  }
-
-  private fail(err: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.decoder?.destroy();
-    this.reject(err);
-  }
-
-  private undecodable(): ToolError {
-    return new ToolError(`the response body from '${this.host}' could not be decoded (${this.encoding})`, 'BAD_RESPONSE');
-  }
-}
-
-function isZlibError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('Z_');
-}
-
-/** Maps a transport failure to a message that names the host and the failure class, nothing internal. */
-function translateNetworkError(err: unknown, host: string): ToolError {
-  if (err instanceof ToolError) return err;
-  const code = errorCode(err);
-  switch (code) {
-    case 'ECONNREFUSED':
-      return new ToolError(`connection to '${host}' was refused`, 'CONNECTION_REFUSED');
-    case 'ECONNRESET':
-    case 'EPIPE':
-    case 'UND_ERR_SOCKET':
-    case 'UND_ERR_CLOSED':
-      return new ToolError(`the connection to '${host}' closed before the response was complete`, 'CONNECTION_CLOSED');
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-    case 'EADDRNOTAVAIL':
-      return new ToolError(`'${host}' is unreachable`, 'HOST_UNREACHABLE');
-    case 'ETIMEDOUT':
-    case 'UND_ERR_CONNECT_TIMEOUT':
-      return new ToolError(`connecting to '${host}' timed out`, 'TIMEOUT');
-    case 'UND_ERR_HEADERS_TIMEOUT':
-    case 'UND_ERR_BODY_TIMEOUT':
-      return new ToolError(`'${host}' stopped responding`, 'TIMEOUT');
-    case 'UND_ERR_HEADERS_OVERFLOW':
-      return new ToolError(`the response headers from '${host}' are too large`, 'BAD_RESPONSE');
-  }
-  if (code && TLS_CERTIFICATE_CODES.has(code)) {
-    return new ToolError(`the TLS certificate of '${host}' was rejected (${code})`, 'TLS_FAILED');
-  }
-  if (code && (code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS') || code === 'EPROTO')) {
-    return new ToolError(`the TLS handshake with '${host}' failed`, 'TLS_FAILED');
-  }
-  if (code && code.startsWith('HPE_')) {
-    return new ToolError(`'${host}' sent a malformed HTTP response`, 'BAD_RESPONSE');
-  }
-  return new ToolError(`the request to '${host}' failed`, 'NETWORK_ERROR');
-}
-
-/** The error code, looking through happy-eyeballs' AggregateError and `cause` wrappers. */
-function errorCode(err: unknown, depth = 0): string | undefined {
-  if (typeof err !== 'object' || err === null || depth > 3) return undefined;
-  const { code, errors, cause } = err as { code?: unknown; errors?: unknown; cause?: unknown };
-  if (typeof code === 'string') return code;
-  if (Array.isArray(errors) && errors.length > 0) return errorCode(errors[0], depth + 1);
-  return errorCode(cause, depth + 1);
-}
 
 function positiveInteger(value: number, name: string): number {
   if (!Number.isSafeInteger(value) || value <= 0) throw new ToolError(`${name} must be a positive integer`, 'INVALID_REQUEST');
