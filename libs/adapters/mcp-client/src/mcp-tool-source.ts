@@ -6,30 +6,18 @@ import {
   type Clock,
   type JsonObject,
   type JsonValue,
-  type Permission,
   type ProcessRunner,
   type ToolContext,
   type ToolDefinition,
-  type ToolManifest,
   type ToolSource,
 } from '@toolgate/contracts';
+import type { DiscoveryBounds } from './discovery-budget.js';
 import type { McpServerConfig } from './mcp-servers-config.js';
-import {
-  LinearOutputValidator,
-  MCP_CALL_RESULT_SCHEMA,
-  MCP_TOOL_LIMITS,
-  SchemaRejected,
-  closeInputSchema,
-  errorText,
-  registryName,
-  sanitiseDescription,
-  sanitiseMessage,
-  sanitiseToolName,
-  toToolOutput,
-} from './mcp-tool-schema.js';
-import { DiscoveryBudget, countSchema, type DiscoveryBounds } from './discovery-budget.js';
+import { LinearOutputValidator, MCP_TOOL_LIMITS, errorText, sanitiseMessage, toToolOutput } from './mcp-tool-schema.js';
 import { ProcessGroupStdioTransport } from './process-group-stdio-transport.js';
 import { DEFAULT_BACKOFF, RestartBackoff, type BackoffPolicy } from './restart-backoff.js';
+import { stderrLogSink } from './stderr-log.js';
+import { discoverTools, listAllTools, type DiscoveredServer } from './tool-discovery.js';
 
 /** Deadline of one call when the server's config names none. */
 export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
@@ -43,8 +31,6 @@ export const DEFAULT_MCP_STDERR_LOG_BYTES = 16 * 1024;
  * server's discovery budget anyway (`MCP_DISCOVERY_BUDGET.schemaBytes` across all its tools).
  */
 export const MCP_LISTING_MESSAGE_BYTES = 1024 * 1024;
-const MAX_TOOLS = 256;
-const MAX_LIST_PAGES = 20;
 const MAX_ERRORS_LOGGED = 100;
 const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' };
 
@@ -187,7 +173,7 @@ export class McpToolSource implements ToolSource {
     );
     // Stderr is piped to the operator log, so the server's diagnostics never reach an agent.
     const transport = new ProcessGroupStdioTransport(prepared, {
-      onStderr: this.stderrSink(),
+      onStderr: stderrLogSink(this.name, this.stderrLogBytes, this.opts.log),
       ...(this.opts.stopGraceMs === undefined ? {} : { killGraceMs: this.opts.stopGraceMs }),
     });
     // No client capabilities: the server cannot ask the gateway for sampling, roots or elicitation.
@@ -212,10 +198,10 @@ export class McpToolSource implements ToolSource {
     transport.limitMessages(MCP_LISTING_MESSAGE_BYTES);
     try {
       await client.connect(transport, { timeout: this.startTimeoutMs });
-      const listed = await this.listAll(client);
+      const listed = await listAllTools(client, this.discovered());
       transport.limitMessages(undefined);
       if (exited) throw new Error('the process exited during start-up');
-      const { definitions, names } = await this.discover(listed, client.getServerVersion()?.version, () => exited || this.closed);
+      const { definitions, names } = await discoverTools(listed, client.getServerVersion()?.version, this.discovered(), () => exited || this.closed);
       if (exited) throw new Error('the process exited during start-up');
       connection = { client, upSince: this.clock.now(), names, definitions, transport };
       return connection;
@@ -227,100 +213,18 @@ export class McpToolSource implements ToolSource {
     }
   }
 
-  private async listAll(client: Client): Promise<ListedTool[]> {
-    if (!client.getServerCapabilities()?.tools) {
-      this.opts.log(`MCP server '${this.name}' does not offer tools`);
-      return [];
-    }
-    const listed: ListedTool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.startTimeoutMs });
-      listed.push(...result.tools);
-      cursor = result.nextCursor;
-      if (cursor === undefined || listed.length >= MAX_TOOLS) break;
-    }
-    if (listed.length > MAX_TOOLS || cursor !== undefined) {
-      this.opts.log(`MCP server '${this.name}' lists more than ${Math.min(listed.length, MAX_TOOLS)} tools; the rest are ignored`);
-    }
-    return listed.slice(0, MAX_TOOLS);
-  }
-
-  /**
-   * Turns the server's list into definitions, leaving out (and logging) what cannot be registered
-   * safely or does not fit the server's discovery budget (`MCP_DISCOVERY_BUDGET`). One tool per
-   * turn of the event loop: closing and compiling a schema takes milliseconds, and a whole
-   * catalogue in one turn would keep every other caller waiting. Stops early once `gone()`.
-   */
-  private async discover(
-    listed: readonly ListedTool[],
-    reportedVersion: unknown,
-    gone: () => boolean,
-  ): Promise<{ definitions: ToolDefinition[]; names: Map<string, string> }> {
-    const version = pinVersion(reportedVersion);
-    const budget = new DiscoveryBudget(this.opts.discoveryBudget);
-    const bySanitised = new Map<string, ListedTool[]>();
-    for (const tool of listed) {
-      const sanitised = sanitiseToolName(tool.name);
-      if (sanitised === undefined) {
-        this.opts.log(`MCP server '${this.name}': tool ${quote(tool.name)} has no usable name; it is not registered`);
-        continue;
-      }
-      bySanitised.set(sanitised, [...(bySanitised.get(sanitised) ?? []), tool]);
-    }
-    const definitions: ToolDefinition[] = [];
-    const names = new Map<string, string>();
-    for (const [sanitised, tools] of bySanitised) {
-      const name = registryName(this.name, sanitised);
-      if (tools.length > 1) {
-        // Neither wins: registering one would let the server decide which code a name runs.
-        this.opts.log(
-          `MCP server '${this.name}': tools ${tools.map((t) => quote(t.name)).join(' and ')} all map to '${name}'; none of them is registered`,
-        );
-        continue;
-      }
-      const tool = tools[0] as ListedTool;
-      await nextTurn();
-      if (gone()) break;
-      const overBudget = budget.charge(countOf(tool.inputSchema));
-      if (overBudget !== undefined) {
-        this.opts.log(`MCP server '${this.name}': tool ${quote(tool.name)} is not registered: ${overBudget}`);
-        continue;
-      }
-      let input;
-      try {
-        input = closeInputSchema(tool.inputSchema, { probe: this.opts.check === undefined });
-      } catch (error) {
-        const why = error instanceof SchemaRejected ? error.message : 'the input schema is unusable';
-        this.opts.log(`MCP server '${this.name}': tool ${quote(tool.name)} is not registered: ${why}`);
-        continue;
-      }
-      const manifest: ToolManifest = {
-        name,
-        version,
-        description: describeTool(tool, this.name),
-        provenance: `mcp:${this.name}`,
-        risk: this.config.risk ?? 'high',
-        permissions: this.config.permissions ?? defaultPermissions(this.name),
-        input,
-        output: MCP_CALL_RESULT_SCHEMA,
-        tier: this.config.tier,
-        timeoutMs: this.timeoutMs,
-      };
-      const definition: ToolDefinition = { manifest, handler: { invoke: (args, ctx) => this.call(name, args, ctx) } };
-      if (this.opts.check) {
-        try {
-          this.opts.check(definition);
-        } catch (error) {
-          const why = sanitiseMessage(error instanceof Error ? error.message : 'the definition is invalid', 300);
-          this.opts.log(`MCP server '${this.name}': tool ${quote(tool.name)} is not registered: ${why}`);
-          continue;
-        }
-      }
-      names.set(name, tool.name);
-      definitions.push(definition);
-    }
-    return { definitions, names };
+  /** This server as discovery sees it; its tools call back into {@link call}. */
+  private discovered(): DiscoveredServer {
+    return {
+      name: this.name,
+      config: this.config,
+      timeoutMs: this.timeoutMs,
+      startTimeoutMs: this.startTimeoutMs,
+      discoveryBudget: this.opts.discoveryBudget,
+      check: this.opts.check,
+      log: this.opts.log,
+      invoke: (name, args, ctx) => this.call(name, args, ctx),
+    };
   }
 
   /** One tool call, always through the connection live at the time of the call. */
@@ -417,78 +321,6 @@ export class McpToolSource implements ToolSource {
     }
     this.adopt(connection);
   }
-
-  /** A sink that logs one process's stderr line by line, up to a byte budget, and drops the rest. */
-  private stderrSink(): (chunk: Buffer) => void {
-    let budget = this.stderrLogBytes;
-    let pending = '';
-    const flush = (line: string) => {
-      const text = sanitiseMessage(line, 500);
-      if (text) this.opts.log(`MCP server '${this.name}' stderr: ${text}`);
-    };
-    return (chunk) => {
-      if (budget <= 0) return;
-      const text = chunk.toString('utf8');
-      budget -= chunk.length;
-      pending += text;
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      lines.forEach(flush);
-      // A line without an end is logged in pieces rather than buffered without bound.
-      if (pending.length > 500 || budget <= 0) {
-        flush(pending);
-        pending = '';
-      }
-      if (budget <= 0) {
-        this.opts.log(`MCP server '${this.name}': more than ${this.stderrLogBytes} bytes of stderr; the rest is not logged`);
-      }
-    };
-  }
-}
-
-/** A tool as `listTools` returns it (only the fields read here). */
-interface ListedTool {
-  readonly name: string;
-  readonly description?: string | undefined;
-  readonly inputSchema: unknown;
-}
-
-/** Yields to the event loop: I/O and timers queued meanwhile run before the next tool is compiled. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-/** What a schema would cost (bytes as JSON, patterns, properties); a schema that is not plain JSON costs nothing, since `closeInputSchema` refuses it. */
-function countOf(schema: unknown): ReturnType<typeof countSchema> {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(schema);
-  } catch {
-    text = undefined;
-  }
-  if (typeof text !== 'string') return { bytes: 0, patterns: 0, properties: 0 };
-  const bytes = Buffer.byteLength(text, 'utf8');
-  // Over the per-tool size it is refused by `closeInputSchema` before anything is compiled; not charged.
-  if (bytes > MCP_TOOL_LIMITS.schemaBytes) return { bytes: 0, patterns: 0, properties: 0 };
-  return countSchema(schema, bytes);
-}
-
-function defaultPermissions(server: string): readonly Permission[] {
-  return [{ type: 'exec', scope: `mcp:${server}` }];
-}
-
-/** The server's reported version if it is a plain version string, else `0.0.0`. */
-function pinVersion(reported: unknown): string {
-  return typeof reported === 'string' && /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/.test(reported) ? reported : '0.0.0';
-}
-
-function describeTool(tool: ListedTool, server: string): string {
-  const text = sanitiseDescription(typeof tool.description === 'string' ? tool.description : '', MCP_TOOL_LIMITS.descriptionChars);
-  return text || `Tool '${tool.name}' of MCP server '${server}'.`;
-}
-
-function quote(value: string): string {
-  return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
 }
 
 /** An operator-readable reason for a failure (the operator log, never an agent). */
