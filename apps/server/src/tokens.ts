@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import type { AppRouter, HealthReport } from '@toolgate/api';
 import type { McpServerConfig, McpToolSource } from '@toolgate/adapter-mcp-client';
-import { token, type ExecutorTier, type Token, type ToolExecutor } from '@toolgate/contracts';
+import type { SqliteStores } from '@toolgate/adapter-store-sqlite';
+import { token, type ApprovalStore, type BudgetStore, type ExecutorTier, type SettingsStore, type Token, type ToolExecutor } from '@toolgate/contracts';
 import type { Gateway, ToolRegistry } from '@toolgate/gateway';
 import type { ServerConfig } from './config.js';
 import type { HostGuard } from './http/host-guard.js';
@@ -13,6 +14,17 @@ import type { Log } from './logger.js';
  */
 export const ConfigToken: Token<ServerConfig> = token('ServerConfig');
 export const LogToken: Token<Log> = token('Log');
+
+/** Approvals, budgets and settings, opened together on one backend and closed together. */
+export interface StateStores {
+  readonly approvals: ApprovalStore;
+  readonly budgets: BudgetStore;
+  readonly settings: SettingsStore;
+  /** The SQLite connection when state is in SQLite, for adapters that add tables to it (the message bus). */
+  readonly sqlite?: SqliteStores['db'];
+  close(): Promise<void>;
+}
+export const StateStoresToken: Token<StateStores> = token('StateStores');
 
 /** True when no principals file is configured and the dev principal `demo` is in use. */
 export const DemoPrincipalToken: Token<boolean> = token('DemoPrincipal');

@@ -3,9 +3,8 @@ import { openSqliteDatabase, SqliteMessageBus } from '@toolgate/adapter-store-sq
 import { MessageBusToken, token, type MessageBus, type Token } from '@toolgate/contracts';
 import type { ServerConfig, StoreKind } from '../config.js';
 import type { Log } from '../logger.js';
-import { ConfigToken, LogToken } from '../tokens.js';
+import { ConfigToken, LogToken, StateStoresToken, type StateStores } from '../tokens.js';
 import type { Binder } from './binder.js';
-import { StateStoresToken, type StateStores } from './state.bindings.js';
 
 /** The bus and what closing it takes (nothing when it shares the state's connection). */
 interface OpenedBus {

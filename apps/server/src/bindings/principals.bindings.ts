@@ -9,7 +9,7 @@ import { ConfigToken, DemoPrincipalToken, LogToken } from '../tokens.js';
 import type { Binder } from './binder.js';
 
 /** Where principals come from: the choice `TOOLGATE_PRINCIPALS_FILE` makes. */
-export type PrincipalSource = 'file' | 'demo';
+type PrincipalSource = 'file' | 'demo';
 
 /** The principals of one source, and whether they are the dev principal `demo`. */
 interface Principals {
@@ -35,7 +35,7 @@ const PRINCIPAL_SOURCES = {
 } satisfies Record<PrincipalSource, (config: ServerConfig, log: Log) => Promise<Principals>>;
 
 /** The source the configuration selects. */
-export function principalSource(config: ServerConfig): PrincipalSource {
+function principalSource(config: ServerConfig): PrincipalSource {
   return config.principalsFile ? 'file' : 'demo';
 }
 

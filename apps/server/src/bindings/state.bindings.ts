@@ -1,32 +1,12 @@
 import { join } from 'node:path';
 import { PgStores } from '@toolgate/adapter-store-postgres';
-import { openSqliteStores, type SqliteStores } from '@toolgate/adapter-store-sqlite';
-import {
-  ApprovalStoreToken,
-  BudgetStoreToken,
-  SettingsStoreToken,
-  token,
-  type ApprovalStore,
-  type BudgetStore,
-  type SettingsStore,
-  type Token,
-} from '@toolgate/contracts';
+import { openSqliteStores } from '@toolgate/adapter-store-sqlite';
+import { ApprovalStoreToken, BudgetStoreToken, SettingsStoreToken } from '@toolgate/contracts';
 import type { ServerConfig, StoreKind } from '../config.js';
 import type { Log } from '../logger.js';
 import { StartupError } from '../startup-error.js';
-import { ConfigToken, LogToken } from '../tokens.js';
+import { ConfigToken, LogToken, StateStoresToken, type StateStores } from '../tokens.js';
 import type { Binder } from './binder.js';
-
-/** Approvals, budgets and settings, opened together on one backend and closed together. */
-export interface StateStores {
-  readonly approvals: ApprovalStore;
-  readonly budgets: BudgetStore;
-  readonly settings: SettingsStore;
-  /** The SQLite connection when state is in SQLite, for adapters that add tables to it (the message bus). */
-  readonly sqlite?: SqliteStores['db'];
-  close(): Promise<void>;
-}
-export const StateStoresToken: Token<StateStores> = token('StateStores');
 
 /**
  * Each state backend (`TOOLGATE_STORE`) and how it opens: one SQLite file by default,
