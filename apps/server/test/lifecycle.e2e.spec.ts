@@ -4,7 +4,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '@toolgate/testing';
+import pg from 'pg';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import type { Log } from '../src/logger.js';
 import { startServer } from '../src/server.js';
@@ -110,6 +112,39 @@ describe('a start that fails half-way closes everything it opened', () => {
     expect(logs.filter((l) => l.startsWith('info start '))).toEqual(START_STEPS.slice(0, 4).map((s, i) => `info start ${i + 1}/${START_STEPS.length}: ${s.name}`));
     await expectNothingLeft(dataDir);
     await expectSecondStartHealthy(dataDir);
+  });
+
+  it('with PostgreSQL state and audit: the pools end and the per-process bus.db closes', async () => {
+    const db = await createTestDatabase(inject('toolgatePostgresUrl'));
+    try {
+      const { dataDir, env } = await setup('{"servers":[{"name":"broken"}]}');
+      const error = await startServer(loadConfig({ ...env, TOOLGATE_STORE: 'postgres', TOOLGATE_AUDIT: 'postgres', DATABASE_URL: db.url }), () => undefined).then(
+        () => new Error('the server started'),
+        (e: unknown) => e as Error,
+      );
+      expect(error).toBeInstanceOf(StartupError);
+      expect(error.message).toContain('TOOLGATE_MCP_SERVERS_FILE');
+      expect(existsSync(join(dataDir, 'bus.db'))).toBe(true);
+      expect(openFilesUnder(dataDir)).toEqual([]);
+      // Every connection of the state and audit pools is gone: only this query's own is left.
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        let others = -1;
+        for (let i = 0; i < 50 && others !== 0; i++) {
+          if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+          const result = await client.query<{ n: string }>(
+            'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+          );
+          others = Number(result.rows[0]!.n);
+        }
+        expect(others).toBe(0);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await db.drop();
+    }
   });
 
   it('an MCP server that cannot start stops the one started before it', async () => {
