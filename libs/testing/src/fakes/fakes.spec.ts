@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { LiteralDirectory, ManualClock, PassThroughRunner, RecordingAuditSink, testToolContext } from './index.js';
+import { LiteralDirectory } from './literal-directory.js';
+import { ManualClock } from './manual-clock.js';
+import { PassThroughRunner } from './pass-through-runner.js';
+import { RecordingAuditSink } from './recording-audit-sink.js';
+import { testToolContext } from './tool-context.js';
 
 // The fakes stand in for ports in other projects' tests, so each must answer as the port says.
 describe('LiteralDirectory', () => {

@@ -1,6 +1,6 @@
 import { ToolError, type ToolContext } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { calculate, calculatorManifest, calculatorTool } from './index.js';
+import { calculate, calculatorManifest, calculatorTool } from './calculator.tool.js';
 
 function refusal(expression: string): ToolError {
   try {

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { ToolError, type JsonObject, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
 import { testToolContext } from '@toolgate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { compileGlob } from './glob-pattern.js';
-import { editFileTool, globTool, grepTool, listDirTool, MAX_WRITE_BYTES } from './index.js';
-import { sortYielding } from './time-slice.js';
-import { MAX_WALK_DEPTH } from './tree-walk.js';
+import { compileGlob } from '../src/glob-pattern.js';
+import { editFileTool, globTool, grepTool, listDirTool, MAX_WRITE_BYTES } from '../src/index.js';
+import { sortYielding } from '../src/time-slice.js';
+import { MAX_WALK_DEPTH } from '../src/tree-walk.js';
 
 // Every workspace tool runs on the gateway's event loop (tier 0). These tests hold each tool to
 // the rule that no input may keep that loop busy: while a hostile call runs, a ticker scheduled

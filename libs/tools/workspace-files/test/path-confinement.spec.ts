@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PathEscapeError, ToolError, type JsonObject, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
 import { testToolContext } from '@toolgate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { editFileTool, globTool, grepTool, listDirTool, readFileTool, writeFileTool } from './index.js';
+import { editFileTool, globTool, grepTool, listDirTool, readFileTool, writeFileTool } from '../src/index.js';
 
 let base: string;
 let workspace: string;

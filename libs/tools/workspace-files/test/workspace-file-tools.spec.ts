@@ -14,7 +14,7 @@ import {
   readFileTool,
   workspaceFileTools,
   writeFileTool,
-} from './index.js';
+} from '../src/index.js';
 
 let base: string;
 let workspace: string;
