@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { openSqliteDatabase, SqliteMessageBus } from '@toolgate/adapter-store-sqlite';
 import { MessageBusToken, token, type MessageBus, type Token } from '@toolgate/contracts';
-import type { ServerConfig, StoreKind } from '../config.js';
+import type { ServerConfig } from '../config.js';
 import type { Log } from '../logger.js';
 import { ConfigToken, LogToken, StateStoresToken, type StateStores } from '../tokens.js';
 import type { Binder } from './binder.js';
@@ -13,28 +13,31 @@ interface OpenedBus {
 }
 const OpenedBusToken: Token<OpenedBus> = token('OpenedBus');
 
+/** Where the bus lives: beside the state in its SQLite file, or in a file of its own. */
+type BusHome = 'state-database' | 'own-file';
+
 /**
- * Where the message bus lives, by state backend (`TOOLGATE_STORE`). With PostgreSQL state it is
- * still SQLite, so agents of one server process see each other's messages but not across
- * processes (logged). A PostgreSQL bus would replace that row.
+ * How the bus opens in each home. State that is not in SQLite (PostgreSQL) keeps the bus in
+ * `bus.db`, so agents of one server process see each other's messages but not across processes
+ * (logged). A bus on another backend would be one more row, chosen by a setting of its own.
  */
 const BUS_BACKENDS = {
-  sqlite: ({ state }) => {
-    if (!state.sqlite) throw new Error('SQLite state without its connection');
+  'state-database': ({ state }) => {
+    if (!state.sqlite) throw new Error('the state has no SQLite connection to share');
     // The state's own connection, which the state closes.
     return { bus: new SqliteMessageBus(state.sqlite), close: async () => undefined };
   },
-  postgres: ({ config, log }) => {
+  'own-file': ({ config, log }) => {
     const db = openSqliteDatabase(join(config.dataDir, 'bus.db'));
-    log('warn', 'the message bus is kept per server process (bus.db in the data dir); PostgreSQL does not carry it yet');
+    log('warn', `the message bus is kept per server process (bus.db in the data dir); TOOLGATE_STORE=${config.store} does not carry it yet`);
     return { bus: new SqliteMessageBus(db), close: async () => void db.close() };
   },
-} satisfies Record<StoreKind, (deps: { config: ServerConfig; log: Log; state: StateStores }) => OpenedBus>;
+} satisfies Record<BusHome, (deps: { config: ServerConfig; log: Log; state: StateStores }) => OpenedBus>;
 
 /** Port `MessageBus`: opened after the state, closed before it. */
 export function bindBus(binder: Binder): void {
   binder
-    .resolved(OpenedBusToken, { config: ConfigToken, log: LogToken, state: StateStoresToken }, (deps) => BUS_BACKENDS[deps.config.store](deps))
+    .resolved(OpenedBusToken, { config: ConfigToken, log: LogToken, state: StateStoresToken }, (deps) => BUS_BACKENDS[deps.state.sqlite ? 'state-database' : 'own-file'](deps))
     .onDeactivation((opened) => opened.close());
   binder.resolved(MessageBusToken, { opened: OpenedBusToken }, ({ opened }) => opened.bus);
 }
