@@ -193,6 +193,27 @@ describe('PgAuditSink', () => {
     await sink.close();
   });
 
+  it('refuses a schema migrated by a newer server as the port says a sink cannot open (AuditUnavailableError), leaving it as it was', async () => {
+    await writeChain(2);
+    await asSuperuser(`INSERT INTO toolgate_audit_migrations (version, description) VALUES (999, 'from a newer server')`);
+    const error = await PgAuditSink.open(db.url).then(
+      () => new Error('opened a schema from a newer server'),
+      (e: unknown) => e as Error,
+    );
+    // The composition root catches the port's class alone; this kind must be one of it.
+    expect(error).toBeInstanceOf(AuditUnavailableError);
+    expect(error.name).toBe('AuditSchemaTooNewError');
+    expect(error.message).toMatch(/at version 999 but this server knows only up to \d+; upgrade this server/);
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM toolgate_audit_frames');
+      expect(Number(rows[0]?.n)).toBe(2);
+    } finally {
+      await client.end();
+    }
+  });
+
   it('says clearly when the database cannot be reached', async () => {
     const url = new URL(db.url);
     url.port = '1';
