@@ -225,3 +225,32 @@ describe('a clean stop', () => {
     }
   });
 });
+
+describe('the dev principal off loopback (the demo token exposed to the network)', () => {
+  // Spellings of a non-loopback address, some dressed up as loopback: each must be refused
+  // before anything is created, so a refused start leaves no data dir behind.
+  it.each([
+    ['the IPv4 any-address', '0.0.0.0'],
+    ['the IPv6 any-address', '::'],
+    ['the IPv6 any-address, bracketed', '[::]'],
+    ['the IPv6 any-address, written out', '0:0:0:0:0:0:0:0'],
+    ['a LAN address', '192.168.1.10'],
+    ['a name that starts like loopback', '127.0.0.1.nip.io'],
+    ['localhost with a trailing dot', 'localhost.'],
+    ['a subdomain of localhost elsewhere', 'localhost.example.com'],
+    ['loopback in hexadecimal', '0x7f.1'],
+    ['loopback mapped into IPv6', '::ffff:127.0.0.1'],
+  ])('%s (%s) is refused, naming TOOLGATE_PRINCIPALS_FILE, before the data dir exists', async (_name, host) => {
+    const { dataDir, env } = await setup();
+    const error = await startServer(loadConfig({ ...env, TOOLGATE_HOST: host }), () => undefined).then(
+      async (server) => {
+        await server.close();
+        return new Error('the server started');
+      },
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(StartupError);
+    expect(error.message).toBe(`refusing to listen on ${host} without TOOLGATE_PRINCIPALS_FILE: the dev principal 'demo' is for loopback only`);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+});
