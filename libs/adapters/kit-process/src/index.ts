@@ -1,7 +1,7 @@
 /**
  * The process kit: the host-side process machinery shared by the process tiers (subprocess,
  * bubblewrap, container), so that every tier validates, confines, caps and kills in exactly the
- * same way (ADR 0013, ADR 0019). A tier adds only what is its own: how a validated spec becomes
+ * same way (ADR 0039, ADR 0040). A tier adds only what is its own: how a validated spec becomes
  * the host command line (plain, inside bwrap, inside a container engine).
  *
  * - `process-spec`: spec and limit validation, working-directory confinement.
@@ -10,14 +10,10 @@
  * - `call-scope`: the runner a handler sees, bound to its call's workspace and deadline.
  *
  * Depends only on `@toolgate/contracts` and Node built-ins; only executor adapters import it.
+ * It exports only what a tier calls; the pieces those are built from (the output cap, the
+ * call-scoped runner, the path test, the default supervision) stay inside, tested beside their
+ * modules, so a tier cannot bypass the path it is meant to take.
  */
-export { executeWithProcesses, scopeRunner } from './call-scope.js';
-export { CappedOutput, withoutPartialCharacter } from './capped-output.js';
-export { isInside, resolveWorkingDirectory, validateLimits, validateSpec, type WorkingDirectory } from './process-spec.js';
-export {
-  DEFAULT_SUPERVISION,
-  superviseProcess,
-  supervisionFrom,
-  type SupervisedCommand,
-  type Supervision,
-} from './supervised-process.js';
+export { executeWithProcesses } from './call-scope.js';
+export { resolveWorkingDirectory, validateLimits, validateSpec, type WorkingDirectory } from './process-spec.js';
+export { superviseProcess, supervisionFrom, type SupervisedCommand, type Supervision } from './supervised-process.js';
