@@ -7,7 +7,7 @@ export type Scope = (typeof SCOPES)[number];
 /**
  * The dependency rule: the scopes a project's source files may depend on. It is the same table
  * as the `depConstraints` of `eslint.config.mjs`; a test holds the two equal. An `adapter-kit`
- * holds code that several adapters of one port share (ADR 0019); it depends only on contracts,
+ * holds code that the adapters of one family share (ADR 0040, ADR 0037); it depends only on contracts,
  * and nothing but adapters (and tooling) may use it. Nothing lists
  * `tooling`, so no project may depend on workspace tooling; only `tooling` lists `testing`, so
  * no shipped code depends on test fixtures.

@@ -1,7 +1,7 @@
 /**
  * The search kit: what the web-search providers (DuckDuckGo, SearXNG, Tavily) share, so that
  * every provider hands agents the same plain-text results, validates its base URL the same way
- * and reports the same failure with the same `ToolError` reason (ADR 0019). A provider adds only
+ * and reports the same failure with the same `ToolError` reason (ADR 0040). A provider adds only
  * what is its own: the request it sends, how it finds the results in the answer, and the
  * messages for the statuses only it knows.
  *

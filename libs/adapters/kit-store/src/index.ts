@@ -1,7 +1,7 @@
 /**
  * The store kit: the input rules and pure decisions the state stores (memory, SQLite,
  * PostgreSQL) must share, so that a value one store accepts every store accepts, and every store
- * answers the same question the same way (ADR 0019). Only logic lives here; each store keeps its
+ * answers the same question the same way (ADR 0040). Only logic lives here; each store keeps its
  * own SQL (or map) and its own atomicity.
  */
 export { checkDecision, consumeProblem, decideProblem, requireListLimit, type CheckedDecision } from './approval-rules.js';
