@@ -2,18 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type {
-  AuditEvent,
-  AuditQuery,
-  AuditReceipt,
-  AuditRecord,
-  AuditReport,
-  AuditSink,
-  Clock,
   EgressSettings,
-  Grant,
   JsonObject,
   JsonValue,
-  PrincipalDirectory,
   PrincipalRecord,
   TenantPolicy,
   ToolContext,
@@ -21,106 +12,13 @@ import type {
   ToolExecutor,
   ToolManifest,
 } from '@toolgate/contracts';
+// The ports the gateway only reads or writes through (audit, clock, directory) get the shared fakes.
+import { LiteralDirectory, ManualClock, RecordingAuditSink, type RoleConfig } from '@toolgate/testing';
 // The gateway's tests wire it to real adapters, as the composition root does.
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
 import { Gateway, ToolRegistry, type GatewayDeps } from '../src/index.js';
-
-/** An audit sink that records events in memory and fails on demand. */
-export class FakeAuditSink implements AuditSink {
-  readonly records: AuditRecord[] = [];
-  /** Return true to make that append reject. */
-  failWhen: (event: AuditEvent) => boolean = () => false;
-  /** Runs after a record is kept and before its append resolves: where a test makes something happen meanwhile. */
-  afterAppend: (record: AuditRecord) => Promise<void> | void = () => undefined;
-
-  get events(): AuditEvent[] {
-    return this.records;
-  }
-
-  async append(event: AuditEvent): Promise<AuditReceipt> {
-    if (this.failWhen(event)) throw new Error('disk full at /var/lib/toolgate/audit');
-    const seq = this.records.length + 1;
-    const digest = `d${seq}`;
-    const record = { ...event, seq, prev: seq === 1 ? 'genesis' : `d${seq - 1}`, digest };
-    this.records.push(record);
-    await this.afterAppend(record);
-    return { seq, digest };
-  }
-
-  async verify(): Promise<AuditReport> {
-    return { ok: true, records: this.records.length, segments: 1 };
-  }
-
-  async tail(query: AuditQuery): Promise<readonly AuditRecord[]> {
-    const matching = this.records.filter(
-      (r) =>
-        (query.tenant === undefined || r.tenant === query.tenant) &&
-        (query.principal === undefined || r.principal === query.principal) &&
-        (query.afterSeq === undefined || r.seq > query.afterSeq),
-    );
-    return matching.slice(-query.limit);
-  }
-
-  health() {
-    return { ok: true };
-  }
-
-  async close(): Promise<void> {}
-
-  kinds(): string[] {
-    return this.records.map((r) => (r.code ? `${r.event}:${r.code}` : r.event));
-  }
-}
-
-/** A clock that moves only when told. */
-export class FakeClock implements Clock {
-  constructor(public time = Date.UTC(2030, 0, 1, 12, 0, 0)) {}
-  now(): number {
-    return this.time;
-  }
-  advance(ms: number): void {
-    this.time += ms;
-  }
-}
-
-/** A role as the principals file writes it: a list of tools (no grants), or tools with standing grants. */
-export type RoleConfig = readonly string[] | { readonly tools: readonly string[]; readonly grants: readonly Grant[] };
-
-/** A principal directory from literal configuration. */
-export class FakeDirectory implements PrincipalDirectory {
-  constructor(
-    readonly config: {
-      tenants: Record<string, TenantPolicy>;
-      roles: Record<string, RoleConfig>;
-      principals: PrincipalRecord[];
-    },
-  ) {}
-  authenticate() {
-    return undefined;
-  }
-  get(tenant: string, id: string) {
-    return this.config.principals.find((p) => p.tenant === tenant && p.id === id);
-  }
-  principals(tenant: string) {
-    return this.config.principals.filter((p) => p.tenant === tenant);
-  }
-  roleTools(role: string) {
-    const entry = Object.hasOwn(this.config.roles, role) ? this.config.roles[role] : undefined;
-    return entry === undefined ? undefined : 'tools' in entry ? entry.tools : entry;
-  }
-  roleGrants(role: string) {
-    const entry = Object.hasOwn(this.config.roles, role) ? this.config.roles[role] : undefined;
-    return entry === undefined ? undefined : 'grants' in entry ? entry.grants : [];
-  }
-  tenant(tenant: string) {
-    return Object.hasOwn(this.config.tenants, tenant) ? this.config.tenants[tenant] : undefined;
-  }
-  tenants() {
-    return Object.keys(this.config.tenants);
-  }
-}
 
 /** A tool whose handler counts its calls and does what the test says. */
 export interface TestTool extends ToolDefinition {
@@ -215,13 +113,13 @@ export interface HarnessOptions {
 }
 
 export function harness(options: HarnessOptions = {}) {
-  const audit = new FakeAuditSink();
-  const clock = new FakeClock();
+  const audit = new RecordingAuditSink();
+  const clock = new ManualClock();
   const approvals = new MemoryApprovalStore();
   const budgets = new MemoryBudgetStore();
   const settings = new MemorySettingsStore();
   const cast = [...principals(), ...(options.principals ?? [])];
-  const directory = new FakeDirectory({
+  const directory = new LiteralDirectory({
     tenants: options.tenants ?? {
       acme: { tools: ['*'], selfApproval: false, grants: [] },
       globex: { tools: ['*'], selfApproval: false, grants: [] },

@@ -10,10 +10,8 @@ import {
   type JsonValue,
 } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { denialOf, harness, testTool } from '../../test/harness.js';
 import { describeProblems } from './input-problems.js';
 import { compileSchema, MAX_SCHEMA_ERRORS } from './schema-compiler.js';
-import { ToolRegistry } from '../registry/tool-registry.js';
 
 describe('compileSchema', () => {
   it('compiles once per schema object and once per schema text', () => {
@@ -263,12 +261,6 @@ function slowItems(count: number): JsonValue[] {
   });
 }
 
-/** A tool of an MCP source (so the registry leaves a refused one out instead of throwing). */
-function mcpSource(input: JsonSchema): { tool: ReturnType<typeof testTool>; source: { name: string; tools: () => ReturnType<typeof testTool>[] } } {
-  const tool = testTool({ name: 'srv__take', provenance: 'mcp:srv', risk: 'high', input: { type: 'object', properties: { u: input as JsonValue }, additionalProperties: false } });
-  return { tool, source: { name: 'srv', tools: () => [tool] } };
-}
-
 describe('quadratic validation keywords', () => {
   describe('uniqueItems on items deep equality must compare pairwise', () => {
     // Every spelling under which ajv compares every pair of items (its O(n²) path).
@@ -342,30 +334,6 @@ describe('quadratic validation keywords', () => {
       expect(validate.errors?.[0]).toMatchObject({ keyword: 'uniqueItems' });
       expect(validate({ u: [{ a: 1, b: 2 }, { b: 2, a: 1 }] })).toBe(false);
     });
-
-    it('leaves the repro tool of issue 9 out of the registry, so invoke and explain find no tool', async () => {
-      const { tool, source } = mcpSource({ type: 'array', uniqueItems: true, maxItems: 100_000 });
-      const h = harness();
-      const registry = h.registry;
-      registry.addSource(source);
-      expect(registry.list().map((t) => t.manifest.name)).not.toContain('srv__take');
-      const args = { u: Array.from({ length: 9_000 }, (_, i) => [i]) } as JsonObject;
-      const started = performance.now();
-      expect(denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'srv__take', args }))).toMatchObject({ gate: 'lookup', code: 'TOOL_NOT_FOUND' });
-      expect(await h.gateway.explain(h.who('worker-1'), { tool: 'srv__take', args })).toMatchObject({ wouldRun: false, denial: { code: 'TOOL_NOT_FOUND' } });
-      expect(performance.now() - started).toBeLessThan(100);
-      expect(registry.rejected()).toEqual([
-        { source: 'srv', tool: 'srv__take', reason: expect.stringMatching(/^tool 'srv__take': the input schema does not compile: uniqueItems at '#\/properties\/u' compares every pair/) },
-      ]);
-      expect(tool.calls).toHaveLength(0);
-    });
-
-    it('refuses a first-party tool whose schema would compare pairwise, at registration', () => {
-      const tool = testTool({ name: 'take', input: { type: 'object', properties: { u: { type: 'array', uniqueItems: true } }, additionalProperties: false } });
-      expect(() => new ToolRegistry([tool])).toThrow(/tool 'take': the input schema does not compile: uniqueItems at '#\/properties\/u'/);
-      const output = testTool({ name: 'give', output: { type: 'object', properties: { u: { type: 'array', uniqueItems: true, items: { type: 'array' } } } } });
-      expect(() => new ToolRegistry([output])).toThrow(/tool 'give': the output schema does not compile: uniqueItems/);
-    });
   });
 
   describe('enum on many values', () => {
@@ -405,29 +373,6 @@ describe('quadratic validation keywords', () => {
       ]);
       expect(() => compileSchema({ enum: [] })).toThrow(/enum/);
       expect(() => compileSchema({ enum: 'a' })).toThrow(/enum/);
-    });
-
-    it('answers invoke and explain with the usual enum problem, quickly, through the gateway', async () => {
-      const tool = testTool({
-        name: 'pick',
-        input: { type: 'object', properties: { v: { type: 'array', items: { enum: ENTRIES } }, w: { enum: ['x', 'y'] } }, additionalProperties: false },
-      });
-      const h = harness({ tools: [tool] });
-      const args = { v: filling(() => -1) } as JsonObject;
-      // Validation is well under 50 ms (above); the rest of each call is the pipeline's.
-      await h.gateway.explain(h.who('worker-1'), { tool: 'pick', args: { v: [-1] } });
-      let started = performance.now();
-      const invoked = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'pick', args }));
-      expect(performance.now() - started).toBeLessThan(500);
-      started = performance.now();
-      const explained = await h.gateway.explain(h.who('worker-1'), { tool: 'pick', args });
-      expect(performance.now() - started).toBeLessThan(500);
-      expect(invoked).toMatchObject({ gate: 'input', code: 'INVALID_INPUT' });
-      expect(explained).toMatchObject({ wouldRun: false, denial: { gate: 'input', code: 'INVALID_INPUT' } });
-      const small = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'pick', args: { w: 'z' } }));
-      expect(small.message).toBe(`Invalid arguments for 'pick': 'w' must be one of: "x", "y".`);
-      expect(await h.gateway.invoke(h.who('worker-1'), { tool: 'pick', args: { v: [1, 2], w: 'y' } })).toMatchObject({ ok: true });
-      expect(tool.calls).toHaveLength(1);
     });
   });
 });
@@ -568,57 +513,5 @@ describe('exponential and error-flooding schemas', () => {
     expect(validate({ l: deep })).toBe(false);
     expect(describeProblems(validate.errors)).toEqual(["'arguments' could not be checked against the tool's schema (its validator ran out of stack); the call is refused"]);
     expect(validate({ l: [[]] })).toBe(true);
-  });
-
-  it('answers invoke and explain over a flooding argument with the first problem, quickly', async () => {
-    const tool = testTool({ name: 'rows', input: { type: 'object', properties: { v: { type: 'array', items: required(3) } }, additionalProperties: false } });
-    const h = harness({ tools: [tool] });
-    const args = { v: filling(() => ({})) } as JsonObject;
-    await h.gateway.explain(h.who('worker-1'), { tool: 'rows', args: { v: [{}] } });
-    let started = performance.now();
-    const invoked = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'rows', args }));
-    expect(performance.now() - started).toBeLessThan(500);
-    started = performance.now();
-    const explained = await h.gateway.explain(h.who('worker-1'), { tool: 'rows', args });
-    expect(performance.now() - started).toBeLessThan(500);
-    expect(invoked).toMatchObject({ gate: 'input', code: 'INVALID_INPUT', message: "Invalid arguments for 'rows': missing required argument 'n0' in 'v/0'." });
-    expect(explained).toMatchObject({ wouldRun: false, denial: { gate: 'input', code: 'INVALID_INPUT', message: invoked.message } });
-    expect(await h.gateway.invoke(h.who('worker-1'), { tool: 'rows', args: { v: [{ n0: 1, n1: 2, n2: 3 }] } })).toMatchObject({ ok: true });
-    expect(tool.calls).toHaveLength(1);
-  });
-
-  it('lists at most 20 values of a large enum in the message', async () => {
-    const tool = testTool({ name: 'pick10k', input: { type: 'object', properties: { w: { enum: Array.from({ length: 10_000 }, (_, i) => i) } }, additionalProperties: false } });
-    const h = harness({ tools: [tool] });
-    const started = performance.now();
-    const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'pick10k', args: { w: -1 } }));
-    expect(performance.now() - started).toBeLessThan(100);
-    expect(denial.message).toBe(`Invalid arguments for 'pick10k': 'w' must be one of: ${names(20, '').join(', ')}, … 9980 more.`);
-    expect(denial.hint!.length).toBeLessThan(1_000);
-    const long = testTool({ name: 'pick_long', input: { type: 'object', properties: { w: { enum: ['x'.repeat(5_000), 'y'] } }, additionalProperties: false } });
-    const message = denialOf(await harness({ tools: [long] }).gateway.invoke(h.who('worker-1'), { tool: 'pick_long', args: { w: 'z' } })).message;
-    expect(message.length).toBeLessThan(300);
-  });
-
-  it('leaves a doubling MCP tool out of the registry with the reason, so invoke and explain find no tool', async () => {
-    const tool = testTool({ name: 'srv__take', provenance: 'mcp:srv', risk: 'high', input: { ...doubling(22, 'allOf'), additionalProperties: false } });
-    const source = { name: 'srv', tools: () => [tool] };
-    const h = harness();
-    h.registry.addSource(source);
-    expect(h.registry.list().map((t) => t.manifest.name)).not.toContain('srv__take');
-    const args = { x: '' } as JsonObject;
-    const started = performance.now();
-    expect(denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'srv__take', args }))).toMatchObject({ code: 'TOOL_NOT_FOUND' });
-    expect(await h.gateway.explain(h.who('worker-1'), { tool: 'srv__take', args })).toMatchObject({ wouldRun: false, denial: { code: 'TOOL_NOT_FOUND' } });
-    expect(performance.now() - started).toBeLessThan(100);
-    expect(h.registry.rejected()).toEqual([{ source: 'srv', tool: 'srv__take', reason: expect.stringMatching(/^tool 'srv__take': the input schema does not compile: the schema's \$ref expansion/) }]);
-    expect(tool.calls).toHaveLength(0);
-  });
-
-  it('refuses a first-party tool whose input or output schema floods, at registration', () => {
-    const input = testTool({ name: 'flood', input: { type: 'object', properties: { v: { type: 'array', items: required(5_000) } }, additionalProperties: false } });
-    expect(() => new ToolRegistry([input])).toThrow(/tool 'flood': the input schema does not compile: the schema's \$ref expansion/);
-    const output = testTool({ name: 'doubles', output: doubling(22, 'anyOf') });
-    expect(() => new ToolRegistry([output])).toThrow(/tool 'doubles': the output schema does not compile: the schema's \$ref expansion/);
   });
 });
