@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ecmaToLinearPattern, MAX_PATTERN_SOURCE, PatternRefused } from './index.js';
+import { ecmaToLinearPattern, MAX_PATTERN_SOURCE, PatternRefused } from './ecma-pattern.js';
 
 describe('ecmaToLinearPattern', () => {
   const refusal = (source: string) => {

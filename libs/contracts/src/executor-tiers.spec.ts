@@ -9,7 +9,7 @@ import {
   type ExecutorTier,
   type LongLivedTier,
   type ProcessTier,
-} from './index.js';
+} from './executor-tiers.js';
 
 describe('the one tier definition', () => {
   it('lists the tiers from least to most isolated, each with its traits', () => {

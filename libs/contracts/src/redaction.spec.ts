@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactSecrets } from './index.js';
+import { redactSecrets } from './redaction.js';
 
 describe('redactSecrets', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { flattenText, hasUnshowable } from './index.js';
+import { flattenText, hasUnshowable } from './visible-text.js';
 
 describe('flattenText', () => {
   describe('instruction injection through untrusted text', () => {

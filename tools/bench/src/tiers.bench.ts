@@ -6,6 +6,7 @@ import { ContainerExecutor } from '@toolgate/adapter-executor-container';
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { SubprocessExecutor } from '@toolgate/adapter-executor-subprocess';
 import type { JsonValue, ToolContext, ToolExecutor, ToolHandler } from '@toolgate/contracts';
+import { testToolContext } from '@toolgate/testing';
 
 const WARMUP = 5;
 const MAX_ROUNDS = 300;
@@ -68,12 +69,7 @@ export async function bench(): Promise<string[]> {
       else tiers.push(tier);
     }
 
-    const context = (): ToolContext => ({
-      signal: new AbortController().signal,
-      principal: { id: 'bench', tenant: 'bench', roles: [] },
-      workspaceRoot: workspace,
-      callId: 'bench',
-    });
+    const context = (): ToolContext => testToolContext({ workspaceRoot: workspace });
     const once = async (tier: Tier): Promise<number> => {
       const started = performance.now();
       const outcome = await tier.executor.execute(tier.handler, {}, context(), 10_000);

@@ -1,9 +1,11 @@
 import { ToolAbortedError, ToolError, type ToolContext, type ToolExecutor, type ToolHandler } from '@toolgate/contracts';
+import { testToolContext } from '@toolgate/testing';
 import { describe, expect, it, vi } from 'vitest';
-import { InProcessExecutor } from './index.js';
+import { InProcessExecutor } from './in-process-executor.js';
 
+// Ids other than the fake's defaults, so a handler seeing them shows the context was passed through.
 function context(signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { signal, principal: { id: 'p', tenant: 't', roles: [] }, workspaceRoot: '/nonexistent/t', callId: 'c1' };
+  return testToolContext({ signal, principal: { id: 'p', tenant: 't', roles: [] }, callId: 'c1' });
 }
 
 const executor = new InProcessExecutor();

@@ -10,6 +10,7 @@ import {
   type ToolContext,
   type ToolHandler,
 } from '@toolgate/contracts';
+import { testToolContext } from '@toolgate/testing';
 import { describe, expect, it } from 'vitest';
 import { executeWithProcesses, scopeRunner } from './call-scope.js';
 
@@ -32,12 +33,7 @@ class RecordingRunner implements ProcessRunner {
 
 const echo: ProcessSpec = { command: 'echo', args: [] };
 const limits = (extra: Partial<ProcessLimits> = {}): ProcessLimits => ({ workspaceRoot: WORKSPACE, timeoutMs: 1000, maxOutputBytes: 64, ...extra });
-const context = (signal: AbortSignal = new AbortController().signal): ToolContext => ({
-  signal,
-  principal: { id: 'worker-1', tenant: 'tenant-a', roles: ['worker'] },
-  workspaceRoot: WORKSPACE,
-  callId: 'call-1',
-});
+const context = (signal: AbortSignal = new AbortController().signal): ToolContext => testToolContext({ signal, workspaceRoot: WORKSPACE });
 const handler = (invoke: ToolHandler['invoke']): ToolHandler => ({ invoke });
 const never = (): Promise<JsonValue> => new Promise(() => undefined);
 

@@ -16,6 +16,7 @@ import {
   type ToolHandler,
 } from '@toolgate/contracts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { testToolContext } from '../fakes/tool-context.js';
 import { livingProcesses, sleepMarker, untilEmpty } from './processes.js';
 
 export { livingProcesses, livingGroupMembers, sleepMarker, untilEmpty } from './processes.js';
@@ -76,12 +77,7 @@ export function testExecutor(options: ExecutorSuiteOptions): void {
     await rm(base, { recursive: true, force: true });
   });
 
-  const context = (signal: AbortSignal = new AbortController().signal): ToolContext => ({
-    signal,
-    principal: { id: 'worker-1', tenant: 'tenant-a', roles: ['worker'] },
-    workspaceRoot: workspace,
-    callId: 'call-1',
-  });
+  const context = (signal: AbortSignal = new AbortController().signal): ToolContext => testToolContext({ signal, workspaceRoot: workspace });
   const limits = (extra: Partial<ProcessLimits> = {}): ProcessLimits => ({
     workspaceRoot: workspace,
     timeoutMs: 10_000,
