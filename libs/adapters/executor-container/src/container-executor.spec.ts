@@ -83,6 +83,8 @@ describe('ContainerRunner with a fake engine', () => {
     await setMode('noimage');
     await expect(runner().probe()).rejects.toThrow(`container image '${IMAGE}' is not available to docker`);
     expect((await log()).some((line) => line.startsWith('pull'))).toBe(false);
+    // Nor does it try a container from an image it knows is missing.
+    expect((await log()).some((line) => line.startsWith('run '))).toBe(false);
   });
 
   it('finds the engine that answers and runs the command confined, passing stdin', async () => {
@@ -90,9 +92,14 @@ describe('ContainerRunner with a fake engine', () => {
     expect(r.engine).toBeUndefined();
     await r.probe();
     expect(r.engine).toBe('docker');
+    // The probe: the engine's answer, the image, then one trial container started as a call would be.
+    const probe = await log();
+    expect(probe.slice(0, 2)).toEqual(['version --format {{.Server.Version}}', `image inspect --format {{.Id}} ${IMAGE}`]);
+    expect(probe.slice(2).map((line) => /--name (\S+)/.exec(line)?.[1] ?? line)).toEqual([expect.stringMatching(/^toolgate-check-[0-9a-f-]{36}$/)]);
+    expect(probe[2]).toMatch(/^run --rm --interactive --name \S+ --pull never --network none --read-only --cap-drop ALL .* --entrypoint=true docker\.io\/library\/buildpack-deps:bookworm-scm$/);
     const result = await r.run({ command: 'sh', args: ['-c', 'true'], stdin: 'input\n', cwd: '' }, limits());
     expect(result).toMatchObject({ exitCode: 0, stdout: 'input\nran\n', timedOut: false });
-    const run = (await log()).find((line) => line.startsWith('run '));
+    const run = (await log()).find((line) => line.startsWith('run ') && !line.includes('--name toolgate-check-'));
     expect(run).toContain('--network none');
     expect(run).toContain('--read-only');
     expect(run).toContain('--cap-drop ALL');
@@ -105,6 +112,8 @@ describe('ContainerRunner with a fake engine', () => {
     const result = await runner().run({ command: 'true', args: [] }, limits());
     expect(result.exitCode).toBe(0);
     expect((await log())[0]).toBe('version --format {{.Server.Version}}');
+    // version, image inspect, the trial container, then the call's own.
+    expect((await log()).filter((line) => line.startsWith('run ')).map((line) => /--name (toolgate-(?:check-)?)/.exec(line)?.[1])).toEqual(['toolgate-check-', 'toolgate-']);
   });
 
   it('removes the container by name when the deadline stops the engine CLI', async () => {

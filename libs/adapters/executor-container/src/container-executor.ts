@@ -5,8 +5,10 @@ import { executeWithProcesses } from '@toolgate/adapter-kit-process';
 /**
  * The container tier. The handler runs in the gateway's process; every process it starts runs
  * in a fresh, network-less, read-only, capability-less container with the workspace as its only
- * mount. `check()` rejects when no engine answers or the image is missing, so a server configured
- * for this tier refuses to start instead of falling back to a weaker tier.
+ * mount. `check()` rejects when no engine answers, the image is missing, or one trial container
+ * from it cannot be started with the confinement every run uses, so a server configured for this
+ * tier refuses to start (and never offers the tier) instead of failing every call or falling back
+ * to a weaker tier.
  */
 export class ContainerExecutor implements ToolExecutor {
   readonly tier = 'container' as const;

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
+  flattenText,
   ToolError,
   type PreparedCommand,
   type ProcessLimits,
@@ -35,7 +38,10 @@ export interface ContainerRunnerOptions extends Partial<Supervision> {
   readonly pidsLimit?: number;
   /** Size of the private `/tmp`. Default 64 MiB. */
   readonly tmpSizeBytes?: number;
-  /** How long `check()` waits for an engine to answer. Default 5000 ms. */
+  /**
+   * How long `check()` waits for each engine step: the engine's answer, the image lookup, and the
+   * trial container (and its removal, should it hang). Default 5000 ms.
+   */
   readonly probeTimeoutMs?: number;
 }
 
@@ -54,6 +60,10 @@ const IMAGE = /^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/;
 const MEMORY = /^\d+[bkmg]?$/i;
 const CPUS = /^\d+(\.\d+)?$/;
 const USER = /^\d+(:\d+)?$/;
+/** Longest engine error line `check()` passes on: enough to name the fault, never a flood. */
+const ENGINE_LINE_MAX = 240;
+/** What the engine CLI may print, per stream, while `check()` asks it something. */
+const PROBE_OUTPUT_BYTES = 8192;
 
 /**
  * Runs every process in a fresh container (podman or docker) with no network, a read-only root,
@@ -119,8 +129,7 @@ export class ContainerRunner implements ProcessRunner {
     return env;
   }
 
-  private command(spec: ProcessSpec, workspaceRoot: string, name: string): PreparedCommand {
-    const engine = this.engine;
+  private command(spec: ProcessSpec, workspaceRoot: string, name: string, engine = this.engine): PreparedCommand {
     if (!engine) throw new Error('the container engine is not known yet: call check() before running anything');
     validateSpec(spec);
     const where = resolveWorkingDirectory(workspaceRoot, spec.cwd);
@@ -155,37 +164,39 @@ export class ContainerRunner implements ProcessRunner {
   async run(spec: ProcessSpec, limits: ProcessLimits): Promise<ProcessResult> {
     validateLimits(limits);
     if (!this.engine) await this.probe();
+    const engine = this.engine;
     const name = `toolgate-${randomUUID()}`;
-    const prepared = this.command(spec, limits.workspaceRoot, name);
+    const prepared = this.command(spec, limits.workspaceRoot, name, engine);
     let result: ProcessResult;
     try {
       result = await superviseProcess({ ...prepared, stdin: spec.stdin }, limits, this.supervision);
     } catch (error) {
-      await this.remove(name, prepared.cwd);
+      await this.remove(engine, name, prepared.cwd);
       throw error;
     }
-    if (result.timedOut || result.signal !== null) await this.remove(name, prepared.cwd);
+    if (result.timedOut || result.signal !== null) await this.remove(engine, name, prepared.cwd);
     return containerOutcome(result, spec.command);
   }
 
   /** Removes a container that outlived its CLI; best effort, bounded. */
-  private async remove(name: string, cwd: string): Promise<void> {
-    const engine = this.engine;
+  private async remove(engine: ContainerEngine | undefined, name: string, cwd: string, timeoutMs = 15_000): Promise<void> {
     if (!engine) return;
     // `docker rm --force` kills at once; podman's stops first and waits 10 s for a process that
     // ignores SIGTERM, which would hold the call that long past its deadline.
     const args = engine === 'podman' ? ['rm', '--force', '--time', '0', name] : ['rm', '--force', name];
     await superviseProcess(
       { command: engine, args, cwd, env: this.engineEnvironment() },
-      { workspaceRoot: cwd, timeoutMs: 15_000, maxOutputBytes: 4096 },
+      { workspaceRoot: cwd, timeoutMs, maxOutputBytes: 4096 },
       this.supervision,
     ).catch(() => undefined);
   }
 
   /**
-   * Finds an engine that answers and checks the image is present. Rejects with what an operator
-   * needs to fix it, e.g. `no container engine answers: podman not installed; docker CLI present
-   * but daemon unreachable (…)`.
+   * Finds an engine that answers, checks the image is present, and starts one trial container
+   * from it with the flags every run uses. Rejects with what an operator needs to fix it, e.g.
+   * `no container engine answers: podman not installed; docker CLI present but daemon unreachable
+   * (…)`, or `podman answers but cannot start a container from '…': Error: runc: … error setting
+   * rlimit type 7: operation not permitted: OCI permission denied`.
    */
   async probe(): Promise<void> {
     const candidates: ContainerEngine[] = this.configured ? [this.configured] : ['podman', 'docker'];
@@ -200,27 +211,72 @@ export class ContainerRunner implements ProcessRunner {
       problems.push(problem);
     }
     if (!found) throw new Error(`no container engine answers: ${problems.join('; ')}`);
-    const image = await this.ask(found, ['image', 'inspect', '--format', '{{.Id}}', this.image]);
+    const image = await this.ask(found, ['image', 'inspect', '--format', '{{.Id}}', this.image], (detail) => engineLine(detail) ?? 'not found');
     if (image !== undefined) {
       throw new Error(`container image '${this.image}' is not available to ${found} (${image}); pull it first: runs never pull`);
     }
+    const trial = await this.trial(found);
+    if (trial !== undefined) throw new Error(trial);
     this.resolved = found;
   }
 
-  /** Runs an engine command; undefined if it answered, else why not. */
-  private async ask(engine: ContainerEngine, args: string[]): Promise<string | undefined> {
+  /**
+   * Starts one container as a call would (same confinement, same kind of mount, `--pull never`)
+   * running `true`, so an engine that answers but cannot start a container (a runtime refusing
+   * the ulimits, the cgroup layout or the mount; a missing init) is refused at start instead of
+   * failing every call. Undefined if the container started, else why not. An image without
+   * `true` still passes: its init reporting the missing command shows the container started.
+   */
+  private async trial(engine: ContainerEngine): Promise<string | undefined> {
+    const from = `${engine} answers but cannot start a container from '${this.image}'`;
+    let workspace: string;
+    try {
+      // An empty directory of its own, mounted as a call's workspace is, so a refused bind mount shows here too.
+      workspace = await realpath(await mkdtemp(join(tmpdir(), 'toolgate-check-')));
+    } catch (error) {
+      return `${from}: no directory for its trial workspace in the temporary directory (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
+    }
+    const name = `toolgate-check-${randomUUID()}`;
+    try {
+      const prepared = this.command({ command: 'true', args: [] }, workspace, name, engine);
+      let result: ProcessResult;
+      try {
+        result = await superviseProcess(
+          prepared,
+          { workspaceRoot: workspace, timeoutMs: this.probeTimeoutMs, maxOutputBytes: PROBE_OUTPUT_BYTES },
+          this.supervision,
+        );
+      } catch (error) {
+        return `${engine} could not be started (${(error as Error).message})`;
+      }
+      if (result.timedOut || result.signal !== null) await this.remove(engine, name, workspace, this.probeTimeoutMs);
+      if (result.timedOut) return `${from}: the trial container did not finish within ${this.probeTimeoutMs} ms`;
+      if (result.exitCode === 0 || initExecFailure(result) !== undefined) return undefined;
+      const line = engineLine(result.stderr) ?? engineLine(result.stdout);
+      const ended = result.exitCode === null ? `stopped by ${result.signal ?? 'a signal'}` : `exit ${result.exitCode}`;
+      return `${from}: ${line ?? `the engine printed nothing (${ended})`}${result.stderrTruncated || result.stdoutTruncated ? ' (its output was cut off)' : ''}`;
+    } catch (error) {
+      // The trial's own mount refused (a comma in the temporary directory's path).
+      return `${from}: ${(error as Error).message}`;
+    } finally {
+      await rm(workspace, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Runs an engine command; undefined if it answered, else why not. `refused` words an answer
+   * that is a refusal (default: the engine's daemon is unreachable, with its first line).
+   */
+  private async ask(engine: ContainerEngine, args: string[], refused = (stderr: string) => unreachable(engine, stderr)): Promise<string | undefined> {
     const cwd = tmpdir();
     try {
       const result = await superviseProcess(
         { command: engine, args, cwd, env: this.engineEnvironment() },
-        { workspaceRoot: cwd, timeoutMs: this.probeTimeoutMs, maxOutputBytes: 8192 },
+        { workspaceRoot: cwd, timeoutMs: this.probeTimeoutMs, maxOutputBytes: PROBE_OUTPUT_BYTES },
         this.supervision,
       );
       if (result.timedOut) return `${engine} CLI present but no answer within ${this.probeTimeoutMs} ms`;
-      if (result.exitCode !== 0) {
-        const detail = result.stderr.trim().split('\n')[0] ?? '';
-        return `${engine} CLI present but daemon unreachable${detail ? ` (${detail})` : ''}`;
-      }
+      if (result.exitCode !== 0) return refused(result.stderr);
       return undefined;
     } catch (error) {
       if (error instanceof ToolError && error.reason === 'COMMAND_NOT_FOUND') return `${engine} not installed`;
@@ -229,22 +285,57 @@ export class ContainerRunner implements ProcessRunner {
   }
 }
 
+/** An engine CLI whose daemon did not answer, with the CLI's first line (which names the socket it tried). */
+function unreachable(engine: ContainerEngine, stderr: string): string {
+  const detail = boundedLine(stderr.trim().split('\n')[0] ?? '');
+  return `${engine} CLI present but daemon unreachable${detail ? ` (${detail})` : ''}`;
+}
+
 /**
  * The one line the container's init (`--init`: catatonit under podman, tini under docker) prints
  * when it cannot start the command, and exits 1 (catatonit) or 127/126 (tini).
  */
 const INIT_EXEC_FAILURE = /^(?:ERROR \(catatonit:\d+\): failed to exec pid1|\[FATAL tini \(\d+\)\] exec .* failed): (No such file or directory|Permission denied)$/;
 
+/** Why the container's init could not start the command, when that one line is the whole output. */
+function initExecFailure(result: ProcessResult): 'No such file or directory' | 'Permission denied' | undefined {
+  if (result.stdout !== '' || ![1, 126, 127].includes(result.exitCode ?? -1)) return undefined;
+  return INIT_EXEC_FAILURE.exec(result.stderr.replace(/\n$/, ''))?.[1] as 'No such file or directory' | 'Permission denied' | undefined;
+}
+
+/** An absolute host path (or one under `~`), not the path part of an image reference like `docker.io/library/x`. */
+const HOST_PATH = /(?<![\w.@-])~?\/[^\s'"`:;()[\]{}<>]*/g;
+
+/** One line made safe to show: terminal escapes and invisible characters dropped, at most `ENGINE_LINE_MAX` characters. */
+function boundedLine(line: string): string {
+  return flattenText(line, ENGINE_LINE_MAX);
+}
+
+/**
+ * The engine's first error line (the first that says `error`, else the first that is not empty:
+ * engines print warnings before the error), for the operator who must fix the engine: bounded,
+ * and with host paths (storage, bundle and mount directories) replaced, since the reason is
+ * logged and may be shown beyond the host.
+ */
+function engineLine(text: string): string | undefined {
+  const lines = text
+    .split(/\r?\n|\r/)
+    // Flattened before the paths are replaced, so an escape sequence cannot split a path from its match.
+    .map((raw) => boundedLine(flattenText(raw, PROBE_OUTPUT_BYTES).replace(HOST_PATH, '<path>')))
+    .filter((line) => line !== '');
+  return lines.find((line) => /error/i.test(line)) ?? lines[0];
+}
+
 /**
  * The engine's own failures (exit 125, or a missing entrypoint) become the same errors as at the
  * other tiers; their text names host details, so it is not passed on.
  */
 function containerOutcome(result: ProcessResult, command: string): ProcessResult {
-  const init = result.stdout === '' && [1, 126, 127].includes(result.exitCode ?? -1) ? INIT_EXEC_FAILURE.exec(result.stderr.replace(/\n$/, '')) : null;
-  if (init?.[1] === 'No such file or directory') {
+  const init = initExecFailure(result);
+  if (init === 'No such file or directory') {
     throw new ToolError(`command '${command}' was not found on the container PATH`, 'COMMAND_NOT_FOUND');
   }
-  if (init?.[1] === 'Permission denied') throw new ToolError(`command '${command}' is not executable`, 'COMMAND_NOT_EXECUTABLE');
+  if (init === 'Permission denied') throw new ToolError(`command '${command}' is not executable`, 'COMMAND_NOT_EXECUTABLE');
   if (result.exitCode === 127 || result.exitCode === 126) {
     if (/executable file .*not found|no such file or directory: OCI runtime|command was not found/i.test(result.stderr)) {
       throw new ToolError(`command '${command}' was not found on the container PATH`, 'COMMAND_NOT_FOUND');

@@ -28,7 +28,7 @@ describe.skipIf(unavailable !== undefined)('the container sandbox', () => {
   let outside: string;
   const runners = new Map<string, ContainerRunner>();
 
-  /** A runner per option set, probed once (the probe costs two engine calls). */
+  /** A runner per option set, probed once (the probe costs three engine calls: info, image inspect, a trial container). */
   async function runner(options: Partial<ContainerRunnerOptions> = {}): Promise<ContainerRunner> {
     const key = JSON.stringify(options);
     let found = runners.get(key);
