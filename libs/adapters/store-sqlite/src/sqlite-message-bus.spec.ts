@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { testMessageBus } from '@toolgate/testing';
 import type Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteDatabase } from './sqlite-database.js';
@@ -13,20 +12,6 @@ const dir = mkdtempSync(join(tmpdir(), 'toolgate-sqlite-bus-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const openDb = (file: string): Database.Database => openSqliteDatabase(file);
-
-describe('SqliteMessageBus (in memory)', () => {
-  testMessageBus(async () => {
-    const db = openSqliteDatabase(':memory:');
-    return { bus: new SqliteMessageBus(db), close: async () => void db.close() };
-  });
-});
-
-describe('SqliteMessageBus (file, shared by every test)', () => {
-  // One file for the whole suite: tenants are random, so tests must not see each other's data.
-  const db = openDb(join(dir, 'shared.db'));
-  afterAll(() => db.close());
-  testMessageBus(async () => ({ bus: new SqliteMessageBus(db) }));
-});
 
 describe('SqliteMessageBus persistence', () => {
   it('keeps messages and every reader cursor across a reopen', async () => {

@@ -1,6 +1,6 @@
 import { testMessageBus } from '@toolgate/testing';
 import { describe } from 'vitest';
-import { MemoryMessageBus } from './memory-message-bus.js';
+import { MemoryMessageBus } from '../src/index.js';
 
 describe('MemoryMessageBus', () => {
   testMessageBus(async () => ({ bus: new MemoryMessageBus() }));

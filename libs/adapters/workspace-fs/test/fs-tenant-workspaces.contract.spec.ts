@@ -1,5 +1,5 @@
 import { testTenantWorkspaces } from '@toolgate/testing';
 import { describe } from 'vitest';
-import { FsTenantWorkspaces } from './fs-tenant-workspaces.js';
+import { FsTenantWorkspaces } from '../src/index.js';
 
 describe('FsTenantWorkspaces', () => testTenantWorkspaces((root) => new FsTenantWorkspaces(root)));

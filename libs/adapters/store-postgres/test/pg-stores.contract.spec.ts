@@ -1,6 +1,6 @@
 import { createTestDatabase, testApprovalStore, testBudgetStore, testSettingsStore, type StoreFactory, type TestDatabase } from '@toolgate/testing';
 import { afterAll, beforeAll, describe, inject } from 'vitest';
-import { PgStores } from './pg-stores.js';
+import { PgStores } from '../src/index.js';
 
 // One database and one pool for the whole file: the suites use fresh tenant names per test.
 let db: TestDatabase;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testApprovalStore, testBudgetStore, testSettingsStore, type StoreFactory } from '@toolgate/testing';
 import { describe } from 'vitest';
-import { openSqliteStores, type SqliteStores } from './sqlite-stores.js';
+import { openSqliteStores, type SqliteStores } from '../src/index.js';
 
 /** Each test gets a fresh file (so migrations run every time) and the directory is removed after. */
 function freshFile<T>(pick: (stores: SqliteStores) => T): StoreFactory<T> {

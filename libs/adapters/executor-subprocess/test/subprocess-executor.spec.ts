@@ -1,13 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { livingGroupMembers, sleepMarker, testExecutor, untilEmpty } from '@toolgate/testing';
+import { livingGroupMembers, sleepMarker, untilEmpty } from '@toolgate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SubprocessExecutor, SubprocessRunner } from './index.js';
+import { SubprocessExecutor, SubprocessRunner } from '../src/index.js';
 
 describe('SubprocessExecutor (tier 1, unisolated)', () => {
-  testExecutor({ tier: 'unisolated', create: () => new SubprocessExecutor() });
-
   // The shell tools quote this sentence to agents and approvers: it must not sound like a sandbox.
   it('says it is UNISOLATED and what its processes can reach', () => {
     const { summary } = new SubprocessExecutor().isolation;

@@ -13,8 +13,9 @@ import {
   type ToolContext,
   type ToolDefinition,
 } from '@toolgate/contracts';
+import { testToolContext } from '@toolgate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkGitArgs, createShellTools, DEADLINE_RESERVE_MS, MAX_BASH_COMMAND_BYTES } from './index.js';
+import { checkGitArgs, createShellTools, DEADLINE_RESERVE_MS, MAX_BASH_COMMAND_BYTES } from '../src/index.js';
 
 /** Records what a tool asked to run and answers with a canned result. */
 class RecordingRunner implements ProcessRunner {
@@ -67,13 +68,9 @@ class PlainRunner implements ProcessRunner {
   }
 }
 
-const context = (workspaceRoot: string, process?: ProcessRunner): ToolContext => ({
-  signal: new AbortController().signal,
-  principal: { id: 'alice', tenant: 'acme', roles: ['developer'] },
-  workspaceRoot,
-  callId: 'call-1',
-  ...(process ? { process } : {}),
-});
+// A named principal: git commits as the caller, and the tests read that identity back.
+const context = (workspaceRoot: string, process?: ProcessRunner): ToolContext =>
+  testToolContext({ principal: { id: 'alice', tenant: 'acme', roles: ['developer'] }, workspaceRoot, ...(process ? { process } : {}) });
 
 /**
  * Stands in for a tier's executor: the shell tools need only its tier and what it says it
