@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import { livingProcesses, sleepMarker, untilEmpty } from '@toolgate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { findCgroupLayout } from './call-cgroup.js';
-import { releaseIdleServerCgroups } from './bwrap-runner.js';
-import { BwrapExecutor, BwrapRunner, capWarning } from './index.js';
+import { BwrapExecutor, BwrapRunner, capWarning } from '../src/index.js';
+// Internal, to observe what the package does not export: where the per-call cgroups live on this
+// host, and the sweep of cgroups a gone gateway left behind.
+import { releaseIdleServerCgroups } from '../src/bwrap-runner.js';
+import { findCgroupLayout } from '../src/call-cgroup.js';
 
 // As in bwrap-executor.spec.ts: skipped with its reason where bwrap cannot run, a failure in CI.
 const unavailable = await new BwrapExecutor().check().then(

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ToolAbortedError } from '@toolgate/contracts';
 import { livingProcesses, sleepMarker, untilEmpty } from '@toolgate/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BwrapExecutor, BwrapRunner } from './index.js';
+import { BwrapExecutor, BwrapRunner } from '../src/index.js';
 
 // As in bwrap-executor.spec.ts: skipped with its reason where bwrap cannot run, a failure in CI.
 const unavailable = await new BwrapExecutor().check().then(
