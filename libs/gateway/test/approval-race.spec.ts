@@ -5,6 +5,7 @@ import type { ApprovalStore, BudgetPolicy, BudgetStore } from '@toolgate/contrac
 import { MemoryApprovalStore, MemoryBudgetStore } from '@toolgate/adapter-store-memory';
 import { openSqliteStores } from '@toolgate/adapter-store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
+// Internal: the pending-request cap is not exported, and the race fills it exactly.
 import { MAX_PENDING_APPROVALS_PER_PRINCIPAL } from '../src/desks/approval-desk.js';
 import { denialOf, harness, testTool } from './harness.js';
 

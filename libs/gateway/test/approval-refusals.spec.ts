@@ -1,6 +1,7 @@
 import type { ApprovalStore, AuditRecord, JsonObject } from '@toolgate/contracts';
 import { MemoryApprovalStore } from '@toolgate/adapter-store-memory';
 import { describe, expect, it } from 'vitest';
+// Internal: the desk's cap and refusal text are not exported, and the tests compare against them.
 import { APPROVAL_REQUEST_REFUSED, MAX_PENDING_APPROVALS_PER_PRINCIPAL } from '../src/desks/approval-desk.js';
 import { GatewayError, argsDigest } from '../src/index.js';
 import { denialOf, harness, testTool } from './harness.js';

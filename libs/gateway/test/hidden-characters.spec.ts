@@ -1,5 +1,6 @@
 import type { JsonObject } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
+// Internal: the cap on warnings is not exported, and the tests fill it exactly.
 import { MAX_HIDDEN_WARNINGS } from '../src/desks/hidden-characters.js';
 import type { ApprovalView } from '../src/index.js';
 import { harness, testTool } from './harness.js';

@@ -1,4 +1,5 @@
-import { ToolError, type ToolContext } from '@toolgate/contracts';
+import { ToolError } from '@toolgate/contracts';
+import { testToolContext } from '@toolgate/testing';
 import { describe, expect, it } from 'vitest';
 import { calculate, calculatorManifest, calculatorTool } from './calculator.tool.js';
 
@@ -124,7 +125,7 @@ describe('calculate', () => {
 });
 
 describe('calculatorTool', () => {
-  const ctx = { signal: new AbortController().signal } as ToolContext;
+  const ctx = testToolContext();
 
   it('returns { result }', async () => {
     await expect(calculatorTool.handler.invoke({ expression: '2 + 3 * 4' }, ctx)).resolves.toEqual({ result: 14 });

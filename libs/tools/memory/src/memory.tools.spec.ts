@@ -13,7 +13,7 @@ import {
   type ToolDefinition,
   type Triple,
 } from '@toolgate/contracts';
-import { LiteralDirectory, ManualClock } from '@toolgate/testing';
+import { LiteralDirectory, ManualClock, testToolContext } from '@toolgate/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createKnownFailureRecorder } from './known-failures.js';
 import { DEFAULT_QUERY_LIMITS, MAX_FINDING_CHARS, createMemoryTools } from './memory.tools.js';
@@ -75,7 +75,7 @@ describe('memory tools', () => {
   });
 
   const call = (tool: string, principal: Principal, args: JsonObject): Promise<JsonValue> =>
-    tools.get(tool)!.handler.invoke(args, { principal, signal: new AbortController().signal, workspaceRoot: '/nonexistent', callId: 'c1' });
+    tools.get(tool)!.handler.invoke(args, testToolContext({ principal }));
 
   async function toolError(promise: Promise<unknown>): Promise<ToolError> {
     const error = await promise.then(
@@ -156,7 +156,7 @@ describe('memory tools', () => {
       let ids = 0;
       const bounded = createMemoryTools({ graph, clock: new ManualClock(T0), newId: () => `x${++ids}`, limits: { maxRows: 5 } });
       graph.answers.push({ kind: 'boolean', value: true });
-      const ctx = { principal: who('w'), signal: new AbortController().signal, workspaceRoot: '/nonexistent', callId: 'c2' };
+      const ctx = testToolContext({ principal: who('w') });
       expect(await bounded[1]!.handler.invoke({ sparql: 'ASK { ?s ?p ?o }' }, ctx)).toEqual({ kind: 'boolean', value: true });
       expect(graph.queries[0]!.limits).toEqual({ ...DEFAULT_QUERY_LIMITS, maxRows: 5 });
     });

@@ -8,7 +8,7 @@ import {
   type PrincipalDirectory,
   type ToolDefinition,
 } from '@toolgate/contracts';
-import { LiteralDirectory, ManualClock, testMessageBus } from '@toolgate/testing';
+import { LiteralDirectory, ManualClock, testMessageBus, testToolContext } from '@toolgate/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createMessagingTools, MAX_MESSAGE_CHARS } from './messaging.tools.js';
 
@@ -76,7 +76,7 @@ describe('messaging tools', () => {
   });
 
   const call = (tool: string, principal: Principal, args: JsonObject): Promise<JsonValue> =>
-    tools.get(tool)!.handler.invoke(args, { principal, signal: new AbortController().signal, workspaceRoot: '/nonexistent', callId: 'c1' });
+    tools.get(tool)!.handler.invoke(args, testToolContext({ principal }));
   const send = (principal: Principal, channel: string, message: string) => call('send_message', principal, { channel, message });
   const read = (principal: Principal, args: JsonObject = {}) => call('read_messages', principal, args) as Promise<{ messages: string[]; more: boolean }>;
 

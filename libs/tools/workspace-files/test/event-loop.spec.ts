@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { ToolError, type JsonObject, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
 import { testToolContext } from '@toolgate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+// Internal, to time what the tools do not export on their own: the glob matcher, the yielding
+// sort and the walk's depth bound.
 import { compileGlob } from '../src/glob-pattern.js';
 import { editFileTool, globTool, grepTool, listDirTool, MAX_WRITE_BYTES } from '../src/index.js';
 import { sortYielding } from '../src/time-slice.js';
