@@ -3,7 +3,8 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ToolError } from '@toolgate/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ContainerExecutor, ContainerRunner } from './index.js';
+import { ContainerExecutor } from './container-executor.js';
+import { ContainerRunner } from './container-runner.js';
 
 const IMAGE = 'docker.io/library/buildpack-deps:bookworm-scm';
 
