@@ -29,8 +29,17 @@ const BUS_BACKENDS = {
   },
   'own-file': ({ config, log }) => {
     const db = openSqliteDatabase(join(config.dataDir, 'bus.db'));
+    let bus: SqliteMessageBus;
+    try {
+      bus = new SqliteMessageBus(db);
+    } catch (error) {
+      // The container closes only what a factory returned; a bus that fails to open (a file from a
+      // newer server) must not leave its file open behind a failed start.
+      db.close();
+      throw error;
+    }
     log('warn', `the message bus is kept per server process (bus.db in the data dir); TOOLGATE_STORE=${config.store} does not carry it yet`);
-    return { bus: new SqliteMessageBus(db), close: async () => void db.close() };
+    return { bus, close: async () => void db.close() };
   },
 } satisfies Record<BusHome, (deps: { config: ServerConfig; log: Log; state: StateStores }) => OpenedBus>;
 
