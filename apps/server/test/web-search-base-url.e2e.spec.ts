@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { startReplayServer, type ReplayServer } from '@toolgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectSearchProvider } from '../src/bindings/search.bindings.js';
+import { StartupError } from '../src/startup-error.js';
 import { startHarness, type Harness } from './e2e-harness.js';
 
 const RESULTS_PAGE = readFileSync(new URL('../../../libs/adapters/search-duckduckgo/test/fixtures/results.html', import.meta.url), 'utf8');
@@ -47,5 +48,17 @@ describe('TOOLGATE_WEB_SEARCH_BASE_URL with the DuckDuckGo provider', () => {
     expect(fallback.name).toBe('duckduckgo');
     expect(fallback.host).toBe('html.duckduckgo.com');
     expect(warnings.join('\n')).toMatch(/falling back to duckduckgo/);
+  });
+
+  it.each([
+    ['duckduckgo', 'http://example.org/?q=secret-1'],
+    ['duckduckgo', 'ftp://example.org/secret-2'],
+    ['searxng', 'http://user:secret-3@example.org/'],
+    ['tavily', 'not a url secret-4'],
+  ] as const)('refuses an unusable base URL for %s naming the variable at fault, not its value (%s)', (provider, baseUrl) => {
+    const attempt = () => selectSearchProvider({ provider, baseUrl, apiKey: 'k', maxResults: 5 }, () => undefined);
+    expect(attempt).toThrow(StartupError);
+    expect(attempt).toThrow(/^TOOLGATE_WEB_SEARCH_BASE_URL: /);
+    expect(attempt).not.toThrow(/secret-/);
   });
 });

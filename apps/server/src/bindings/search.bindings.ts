@@ -27,9 +27,9 @@ export function selectSearchProvider(settings: SearchSettings, log: Log): Search
     return SEARCH_PROVIDERS[settings.provider](settings);
   } catch (error) {
     // Only a missing setting falls back; a setting that is present but unusable is an error.
-    if (!(error instanceof SearchConfigError) || !error.missing) {
-      throw new StartupError(`TOOLGATE_WEB_SEARCH_PROVIDER=${settings.provider}: ${(error as Error).message}`);
-    }
+    if (!(error instanceof SearchConfigError)) throw new StartupError(`TOOLGATE_WEB_SEARCH_PROVIDER=${settings.provider}: ${(error as Error).message}`);
+    // The setting at fault, as the operator may not have set the provider at all (DuckDuckGo by default).
+    if (!error.missing) throw new StartupError(`${error.setting}: ${error.message}`);
     log('warn', `web_search: ${error.message}; falling back to duckduckgo`);
   }
   // The base URL was meant for the provider that was chosen: the fallback keeps DuckDuckGo's own.
