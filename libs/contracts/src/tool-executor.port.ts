@@ -16,9 +16,11 @@ export interface ExecutorIsolation {
 
 /**
  * How one call ended, as its executor saw it. The executor owns the call's deadline, so this is
- * the only place a timeout is reported: a handler cannot produce `deadline` (whatever it throws,
- * `ToolAbortedError` included, is `threw`), and the gateway needs no clock of its own to tell a
- * timeout from a failure.
+ * the only place a timeout is reported: a handler cannot produce `deadline` (whatever it throws
+ * before the deadline, `ToolAbortedError` included, is `threw`), and the gateway needs no clock of
+ * its own to tell a timeout from a failure. An error thrown once the deadline has passed (a
+ * handler that held the event loop, so no timer could fire) is the deadline, by the executor's
+ * own clock.
  */
 export type ExecutionOutcome =
   /** The handler returned before the deadline and before the context's signal fired. */

@@ -48,6 +48,7 @@ class InProcessRun {
   #abortReason: ToolAbortedError | undefined;
   #settled = false;
   readonly #timer: ReturnType<typeof setTimeout>;
+  readonly #started = performance.now();
 
   constructor(
     handler: ToolHandler,
@@ -65,7 +66,9 @@ class InProcessRun {
       .then(() => handler.invoke(args, handlerCtx))
       .then(
         (output) => this.settle({ status: 'returned', output }),
-        (error: unknown) => this.settle({ status: 'threw', error }),
+        // A handler that held the event loop past its deadline kept the timer from firing; an
+        // error it throws then is the deadline's (its own clock, not the error's text, says so).
+        (error: unknown) => (performance.now() - this.#started >= this.timeoutMs ? this.deadline() : this.settle({ status: 'threw', error })),
       );
   }
 

@@ -60,6 +60,7 @@ export function executeWithProcesses(
   if (ctx.signal.aborted) return Promise.resolve({ status: 'aborted' });
 
   return new Promise<ExecutionOutcome>((resolvePromise) => {
+    const started = performance.now();
     const controller = new AbortController();
     let settled = false;
     // The first outcome wins; the handler's late result or error is discarded.
@@ -76,10 +77,8 @@ export function executeWithProcesses(
       settle(outcome);
     };
     const onCallerAbort = (): void => stop(new ToolAbortedError('the call was aborted'), { status: 'aborted' });
-    const timer = setTimeout(
-      () => stop(new ToolAbortedError(`timed out after ${timeoutMs} ms`), { status: 'deadline', timeoutMs }),
-      Math.min(timeoutMs, MAX_TIMER_MS),
-    );
+    const onDeadline = (): void => stop(new ToolAbortedError(`timed out after ${timeoutMs} ms`), { status: 'deadline', timeoutMs });
+    const timer = setTimeout(onDeadline, Math.min(timeoutMs, MAX_TIMER_MS));
     ctx.signal.addEventListener('abort', onCallerAbort, { once: true });
 
     const scoped: ToolContext = {
@@ -92,7 +91,9 @@ export function executeWithProcesses(
       .then(() => handler.invoke(args, scoped))
       .then(
         (output) => settle({ status: 'returned', output }),
-        (error: unknown) => settle({ status: 'threw', error }),
+        // A handler that held the event loop past its deadline kept the timer from firing; an
+        // error it throws then is the deadline's, and its processes are stopped with it.
+        (error: unknown) => (performance.now() - started >= timeoutMs ? onDeadline() : settle({ status: 'threw', error })),
       );
   });
 }

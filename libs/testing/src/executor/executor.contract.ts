@@ -184,6 +184,25 @@ export function testExecutor(options: ExecutorSuiteOptions): void {
         await expect(timed(obedient, 50).then((r) => r.outcome)).resolves.toEqual({ status: 'deadline', timeoutMs: 50 });
       });
 
+      it.each([
+        ['throws', () => Promise.reject(new ToolAbortedError('late'))],
+        ['throws synchronously', () => {
+          throw new Error('late');
+        }],
+      ] as const)('reports the deadline for a handler that holds the event loop past it and then %s', async (_how, end) => {
+        // No timer can fire while the loop is held, so only the executor's clock sees the deadline pass.
+        const blocking: ToolHandler = {
+          invoke: () => {
+            const until = performance.now() + 150;
+            while (performance.now() < until) {
+              // Busy: the deadline passes with the loop held.
+            }
+            return end();
+          },
+        };
+        await expect(timed(blocking, 40).then((r) => r.outcome)).resolves.toEqual({ status: 'deadline', timeoutMs: 40 });
+      });
+
       describe('forged timeouts', () => {
         const forgeries: [string, () => Error][] = [
           ['a ToolAbortedError naming a timeout', () => new ToolAbortedError('timed out after 50 ms')],
