@@ -71,18 +71,35 @@ interface Stages {
   readonly outcome: OutcomeNeeds;
 }
 
+/** The names of `T`'s methods. */
+type MethodOf<T> = { [K in keyof T]: T[K] extends (...args: never[]) => unknown ? K : never }[keyof T];
+
+/**
+ * A view of `port` that holds only the methods `members`, each calling the port's method of that
+ * name when it runs (so a port whose method is replaced later is still the one called). The gates'
+ * needs types already leave out what spends (`charge`, `consume`, `setEgress`); handing a gate this
+ * view makes that true at run time too, so a gate cannot reach the rest of a store through a cast.
+ */
+export function portView<T extends object, K extends MethodOf<T>>(port: T, ...members: K[]): Pick<T, K> {
+  const view: Record<PropertyKey, unknown> = {};
+  for (const member of members) {
+    view[member] = (...args: unknown[]) => (port[member] as (...a: unknown[]) => unknown).apply(port, args);
+  }
+  return Object.freeze(view) as Pick<T, K>;
+}
+
 function stages(w: PipelineWiring): Stages {
   const lookup = lookupGate({ registry: w.registry, access: w.access });
   const allow = allowGate({ directory: w.directory, access: w.access, registry: w.registry });
-  const budget = budgetGate({ directory: w.directory, budgets: w.budgets, clock: w.clock });
+  const budget = budgetGate({ directory: w.directory, budgets: portView(w.budgets, 'remaining'), clock: w.clock });
   const depth = depthGate();
   const bytes = sizeGate({ maxArgsBytes: w.limits.maxArgsBytes });
   // Gate 4: nesting first (every later step recurses over the arguments), then the serialized size.
   const size: CallGate = { name: 'size', check: (call) => depth.check(call) ?? bytes.check(call) };
   const permissions = permissionsGate({ directory: w.directory });
   const input = inputGate();
-  const approval = approvalGate({ approvals: w.approvals, directory: w.directory, clock: w.clock });
-  const egress = egressGate({ settings: w.settings, bootEgress: w.bootEgress });
+  const approval = approvalGate({ approvals: portView(w.approvals, 'get', 'list'), directory: w.directory, clock: w.clock });
+  const egress = egressGate({ settings: portView(w.settings, 'getEgress'), bootEgress: w.bootEgress });
   return {
     preflight: [lookup, allow, budget, size, permissions, input, approval, egress],
     approvalRequest: [lookup, allow, budget, size, input],
