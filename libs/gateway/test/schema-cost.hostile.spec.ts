@@ -1,4 +1,5 @@
 import type { JsonObject, JsonSchema, JsonValue } from '@toolgate/contracts';
+import { filling } from '@toolgate/testing';
 import { describe, expect, it } from 'vitest';
 import { ToolRegistry } from '../src/index.js';
 import { denialOf, harness, testTool } from './harness.js';
@@ -9,23 +10,6 @@ import { denialOf, harness, testTool } from './harness.js';
  * explain. What the compiler itself refuses and how fast it validates is
  * src/schema/schema-compiler.spec.ts.
  */
-
-/** The longest argument the API accepts, less room for the envelope. */
-const ARGS_BYTES = 64 * 1024 - 64;
-
-/** As many values from `make` as fit in one argument array of at most ARGS_BYTES. */
-function filling(make: (i: number) => JsonValue, limit = Number.POSITIVE_INFINITY): JsonValue[] {
-  const out: JsonValue[] = [];
-  let bytes = 2;
-  for (let i = 0; i < limit; i++) {
-    const value = make(i);
-    const size = JSON.stringify(value).length + 1;
-    if (bytes + size > ARGS_BYTES) break;
-    bytes += size;
-    out.push(value);
-  }
-  return out;
-}
 
 /** `n` property names: `n0`, `n1`, … */
 const names = (n: number, prefix = 'n'): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);

@@ -18,3 +18,5 @@ export {
   type DirectoryConfig,
   type RoleConfig,
 } from './fakes/index.js';
+export { startHostListener, HOST_LISTENER_GREETING, type HostListener } from './network/host-listener.js';
+export { filling, MAX_ARGS_ARRAY_BYTES } from './payloads/filling.js';

@@ -1,7 +1,7 @@
-import { createServer, type Server } from 'node:net';
 import { mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HOST_LISTENER_GREETING, startHostListener, type HostListener } from '@toolgate/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BwrapExecutor, BwrapRunner } from '../src/index.js';
 
@@ -31,21 +31,12 @@ describe.skipIf(unavailable !== undefined)('the bwrap sandbox', () => {
   let base: string;
   let workspace: string;
   let outside: string;
-  let server: Server;
-  let port: number;
-  let connections = 0;
+  let listener: HostListener;
 
   beforeAll(async () => {
-    server = createServer((socket) => {
-      connections++;
-      socket.end('hello from the host\n');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as { port: number }).port;
+    listener = await startHostListener();
   });
-  afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
-  });
+  afterAll(() => listener.close());
   beforeEach(async () => {
     base = await realpath(await mkdtemp(join(tmpdir(), 'toolgate-bwrap-')));
     workspace = join(base, 'tenant-a');
@@ -86,25 +77,16 @@ describe.skipIf(unavailable !== undefined)('the bwrap sandbox', () => {
   });
 
   it('cannot reach the network, not even a server on the host loopback', async () => {
-    const before = connections;
-    const host = await new Promise<string>((resolve, reject) => {
-      // Control: the server answers from the host.
-      import('node:net').then(({ connect }) => {
-        const socket = connect(port, '127.0.0.1');
-        let data = '';
-        socket.on('data', (d) => (data += d.toString()));
-        socket.on('end', () => resolve(data));
-        socket.on('error', reject);
-      }, reject);
-    });
-    expect(host).toBe('hello from the host\n');
+    const before = listener.connections();
+    // Control: the server answers from the host.
+    expect(await listener.greetingFromHost()).toBe(HOST_LISTENER_GREETING);
     const result = await runner.run(
-      { command: 'bash', args: ['-c', `exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3`] },
+      { command: 'bash', args: ['-c', `exec 3<>/dev/tcp/127.0.0.1/${listener.port} && cat <&3`] },
       { workspaceRoot: workspace, timeoutMs: 10_000, maxOutputBytes: 4096 },
     );
     expect(result.exitCode).not.toBe(0);
-    expect(result.stdout).not.toContain('hello from the host');
-    expect(connections).toBe(before + 1);
+    expect(result.stdout).not.toContain(HOST_LISTENER_GREETING.trim());
+    expect(listener.connections()).toBe(before + 1);
     const interfaces = await sh('cat /proc/net/dev');
     expect(interfaces.stdout).not.toMatch(/eth|ens|enp|wlan|docker|veth/);
   });

@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
-import { createServer, connect, type Server } from 'node:net';
 import { mkdir, mkdtemp, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ToolError, type ProcessLimits } from '@toolgate/contracts';
-import { livingProcesses, sleepMarker, untilEmpty } from '@toolgate/testing';
+import { HOST_LISTENER_GREETING, livingProcesses, sleepMarker, startHostListener, untilEmpty, type HostListener } from '@toolgate/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ContainerRunner, type ContainerRunnerOptions } from '../src/index.js';
 import { ENGINE_PATH, SANDBOX_IMAGE, sandboxUnavailable } from './sandbox-image.js';
@@ -131,42 +130,26 @@ describe.skipIf(unavailable !== undefined)('the container sandbox', () => {
   });
 
   describe('reaching the network', () => {
-    let server: Server;
-    let port: number;
-    let connections = 0;
+    let listener: HostListener;
 
     beforeAll(async () => {
-      server = createServer((socket) => {
-        connections++;
-        socket.end('hello from the host\n');
-      });
       // Every address of the host, so a route out of the container would find it.
-      await new Promise<void>((resolve) => server.listen(0, '::', resolve));
-      port = (server.address() as { port: number }).port;
+      listener = await startHostListener('::');
     });
-    afterAll(async () => {
-      await new Promise((resolve) => server.close(resolve));
-    });
+    afterAll(() => listener.close());
 
     it("reaches no server of the host, by loopback, by the host's own addresses or the engine's bridge", async () => {
-      const host = await new Promise<string>((resolve, reject) => {
-        const socket = connect(port, '127.0.0.1');
-        let data = '';
-        socket.on('data', (d) => (data += d.toString()));
-        socket.on('end', () => resolve(data));
-        socket.on('error', reject);
-      });
-      expect(host).toBe('hello from the host\n');
-      const before = connections;
+      expect(await listener.greetingFromHost()).toBe(HOST_LISTENER_GREETING);
+      const before = listener.connections();
       const addresses = Object.values(networkInterfaces())
         .flat()
         .filter((i) => i !== undefined && i.family === 'IPv4')
         .map((i) => i.address);
       const targets = [...new Set(['127.0.0.1', 'localhost', '0.0.0.0', '::1', '10.88.0.1', '172.17.0.1', ...addresses])];
-      const result = await sh(targets.map((t) => `nc -w 2 ${t} ${port} </dev/null 2>/dev/null && echo "connected: ${t}"`).join('; ') + '; true');
-      expect(result.stdout).not.toContain('hello from the host');
+      const result = await sh(targets.map((t) => `nc -w 2 ${t} ${listener.port} </dev/null 2>/dev/null && echo "connected: ${t}"`).join('; ') + '; true');
+      expect(result.stdout).not.toContain(HOST_LISTENER_GREETING.trim());
       expect(result.stdout).not.toContain('connected:');
-      expect(connections).toBe(before);
+      expect(listener.connections()).toBe(before);
     });
 
     it('has only a loopback interface and no route', async () => {

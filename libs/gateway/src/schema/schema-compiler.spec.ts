@@ -9,6 +9,7 @@ import {
   type JsonSchema,
   type JsonValue,
 } from '@toolgate/contracts';
+import { filling, MAX_ARGS_ARRAY_BYTES } from '@toolgate/testing';
 import { describe, expect, it } from 'vitest';
 import { describeProblems } from './input-problems.js';
 import { compileSchema, MAX_SCHEMA_ERRORS } from './schema-compiler.js';
@@ -230,21 +231,7 @@ describe('the regex format', () => {
 });
 
 /** The longest argument the API accepts, less room for the envelope. */
-const ARGS_BYTES = 64 * 1024 - 64;
-
-/** As many values from `make` as fit in one argument array of at most ARGS_BYTES. */
-function filling(make: (i: number) => JsonValue, limit = Number.POSITIVE_INFINITY): JsonValue[] {
-  const out: JsonValue[] = [];
-  let bytes = 2;
-  for (let i = 0; i < limit; i++) {
-    const value = make(i);
-    const size = JSON.stringify(value).length + 1;
-    if (bytes + size > ARGS_BYTES) break;
-    bytes += size;
-    out.push(value);
-  }
-  return out;
-}
+const ARGS_BYTES = MAX_ARGS_ARRAY_BYTES;
 
 /**
  * `count` items that deep equality takes longest to tell apart within one argument: wide objects
