@@ -1,0 +1,200 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
+import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
+import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
+import type { Principal, TenantPolicy, ToolDefinition } from '@toolgate/contracts';
+import { Gateway, ToolRegistry } from '@toolgate/gateway';
+import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
+import { calculatorTool } from '@toolgate/tool-calculator';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createMcpFace, type McpFace } from '../src/index.js';
+
+const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
+const planner: Principal = { id: 'p', tenant: 'acme', roles: ['planner'] };
+const URL_ = 'http://127.0.0.1/mcp';
+
+/** A tool that runs until its signal fires, so a test can see cancellation reach it. */
+function slowTool(stopped: { at?: number }): ToolDefinition {
+  return {
+    manifest: { ...calculatorTool.manifest, name: 'slow', description: 'Waits until cancelled.', timeoutMs: 10_000, input: { type: 'object', properties: {}, additionalProperties: false } },
+    handler: {
+      invoke: (_args, ctx) =>
+        new Promise((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () => {
+            stopped.at = Date.now();
+            reject(new Error('aborted'));
+          });
+        }),
+    },
+  };
+}
+
+/** `count` copies of the calculator under other names: a catalogue larger than one page. */
+function manyTools(count: number): ToolDefinition[] {
+  return Array.from({ length: count }, (_, i) => ({ ...calculatorTool, manifest: { ...calculatorTool.manifest, name: `calc_${String(i).padStart(3, '0')}` } }));
+}
+
+function gatewayWith(tools: ToolDefinition[], audit: RecordingAuditSink): Gateway {
+  const tenant: TenantPolicy = { tools: ['*'], selfApproval: false, grants: [] };
+  return new Gateway({
+    registry: new ToolRegistry(tools),
+    directory: new LiteralDirectory({ tenants: { acme: tenant }, roles: { worker: ['*'], planner: ['calculator'] }, principals: [worker, planner] }),
+    approvals: new MemoryApprovalStore(),
+    budgets: new MemoryBudgetStore(),
+    settings: new MemorySettingsStore(),
+    audit,
+    executors: [new InProcessExecutor()],
+    clock: { now: () => Date.now() },
+    workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-mcp-face-'))),
+    bootEgress: { enabled: false, allowAny: false, hosts: [] },
+  });
+}
+
+/** The JSON-RPC methods each request carried, in order, as the face received them. */
+const seen: string[] = [];
+
+/** A fetch that serves the face in process as `principal`, passing the caller's abort signal on. */
+function fetchAs(face: McpFace, principal: Principal) {
+  return async (input: string | URL | Request, init?: RequestInit) => {
+    const request = new Request(input, init);
+    if (request.method === 'POST') seen.push(String(((await request.clone().json()) as { method?: string }).method));
+    return face.handle(request, principal);
+  };
+}
+
+type Generation = 'modern' | 'legacy-v2' | 'legacy-v1';
+const GENERATIONS: Generation[] = ['modern', 'legacy-v2', 'legacy-v1'];
+
+/** The calls the tests make, the same for both SDK generations. */
+interface TestClient {
+  listTools(params?: { cursor?: string }): Promise<{ tools: { name: string; [k: string]: unknown }[]; nextCursor?: string }>;
+  callTool(params: { name: string; arguments: Record<string, unknown> }, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+async function connect(face: McpFace, principal: Principal, generation: Generation): Promise<TestClient> {
+  const fetch = fetchAs(face, principal);
+  if (generation === 'legacy-v1') {
+    const client = new LegacyClient({ name: 'test-v1', version: '1.0.0' });
+    await client.connect(new LegacyTransport(new URL(URL_), { fetch }));
+    return {
+      listTools: (params) => client.listTools(params),
+      callTool: (params, signal) => client.callTool(params, undefined, signal ? { signal } : {}),
+      close: () => client.close(),
+    };
+  }
+  const client = new ModernClient(
+    { name: 'test-v2', version: '1.0.0' },
+    generation === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
+  );
+  await client.connect(new ModernTransport(new URL(URL_), { fetch }));
+  return {
+    listTools: (params) => client.listTools(params),
+    callTool: (params, signal) => client.callTool(params, signal ? { signal } : {}) as Promise<Record<string, unknown>>,
+    close: () => client.close(),
+  };
+}
+
+describe('the MCP face over a real gateway', () => {
+  let audit: RecordingAuditSink;
+  let face: McpFace;
+  const stopped: { at?: number } = {};
+  beforeEach(() => {
+    audit = new RecordingAuditSink();
+    delete stopped.at;
+    face = createMcpFace({ gateway: gatewayWith([calculatorTool, slowTool(stopped), ...manyTools(230)], audit), version: 'test', maxBodyBytes: 1 << 20 });
+  });
+  afterEach(() => face.close());
+
+  for (const generation of GENERATIONS) {
+    describe(`with the ${generation} client`, () => {
+      it('lists every visible tool across pages, each once, with schemas, title and hints', async () => {
+        const client = await connect(face, worker, generation);
+        const names: string[] = [];
+        let cursor: string | undefined;
+        seen.length = 0;
+        // The v2 client walks every page itself when given no cursor; the v1 client is walked here.
+        do {
+          const page = await client.listTools(cursor ? { cursor } : {});
+          names.push(...page.tools.map((t) => t.name));
+          cursor = page.nextCursor;
+        } while (cursor);
+        expect(seen.filter((m) => m === 'tools/list')).toHaveLength(3);
+        expect(names).toHaveLength(232);
+        expect(new Set(names).size).toBe(232);
+        const first = (await client.listTools({})).tools.find((t) => t.name === 'calc_000');
+        expect(first).toMatchObject({
+          title: 'Calc 000',
+          description: calculatorTool.manifest.description,
+          inputSchema: calculatorTool.manifest.input,
+          outputSchema: calculatorTool.manifest.output,
+          annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+        });
+        await client.close();
+      });
+
+      it('calls a tool through the gateway: structured output, a text block, and the audit of the call', async () => {
+        const client = await connect(face, worker, generation);
+        const result = await client.callTool({ name: 'calculator', arguments: { expression: '2+3*4' } });
+        expect(result.isError).toBeFalsy();
+        expect(result.structuredContent).toEqual({ result: 14 });
+        expect(result.content).toEqual([{ type: 'text', text: '{"result":14}' }]);
+        expect(audit.records.map((r) => r.event)).toEqual(['authorized', 'succeeded']);
+        await client.close();
+      });
+
+      it('answers a denial as a tool error a model can act on, with the denial as structured content', async () => {
+        const client = await connect(face, planner, generation);
+        const result = await client.callTool({ name: 'slow', arguments: {} });
+        expect(result.isError).toBe(true);
+        const text = (result.content as { text: string }[])[0]!.text;
+        expect(text).toContain('at the allow gate: TOOL_NOT_ALLOWED');
+        expect(text).toContain('delegate the task to one of: w');
+        expect(result.structuredContent).toMatchObject({ ok: false, denial: { gate: 'allow', code: 'TOOL_NOT_ALLOWED', data: { delegates: ['w'] } } });
+        expect(audit.records.map((r) => r.event)).toEqual(['denied']);
+        await client.close();
+      });
+
+      it('shows a planner only the tools its roles hold', async () => {
+        const client = await connect(face, planner, generation);
+        expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['calculator']);
+        await client.close();
+      });
+
+      it('cancels a running call when the client aborts it: the tool stops and the audit says cancelled', async () => {
+        const client = await connect(face, worker, generation);
+        const controller = new AbortController();
+        const call = client.callTool({ name: 'slow', arguments: {} }, controller.signal).catch((e: unknown) => e);
+        await expect.poll(() => audit.records.map((r) => r.event)).toEqual(['authorized']);
+        const abortedAt = Date.now();
+        controller.abort();
+        expect(await call).toBeInstanceOf(Error);
+        await expect.poll(() => stopped.at).toBeGreaterThanOrEqual(abortedAt);
+        // The audit closes the call at the execute gate well before the tool's 10 s deadline: the
+        // gateway's audit records no reason text, so a cancellation shows as an execute-gate
+        // EXECUTION_FAILED that is not a TIMEOUT.
+        await expect.poll(() => audit.records.map((r) => r.event)).toEqual(['authorized', 'denied']);
+        expect(audit.records[1]).toMatchObject({ event: 'denied', gate: 'execute', code: 'EXECUTION_FAILED', tool: 'slow' });
+        expect((audit.records[1] as unknown as { durationMs: number }).durationMs).toBeLessThan(5_000);
+        await client.close();
+      });
+    });
+  }
+
+  describe('hostile cursors', () => {
+    const spellings = ['', 'not base64!', 'eyJhZnRlciI6MX0', Buffer.from('{"after":""}').toString('base64url'), 'A'.repeat(600), Buffer.from('[1,2]').toString('base64url')];
+    for (const cursor of spellings) {
+      it(`refuses cursor ${JSON.stringify(cursor.slice(0, 20))} with -32602 and keeps serving`, async () => {
+        const client = await connect(face, worker, 'legacy-v2');
+        await expect(client.listTools({ cursor })).rejects.toMatchObject({ code: -32602 });
+        expect((await client.listTools()).tools.length).toBe(232);
+        await client.close();
+      });
+    }
+  });
+});
