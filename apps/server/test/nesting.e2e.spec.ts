@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from './e2e-harness.js';
+import { cpuWaitMs, startHarness, type Harness } from './e2e-harness.js';
 
 /** JSON text of `levels` nested arrays or objects, built as text (no recursion anywhere). */
 const deepJson = (levels: number, shape: 'array' | 'object') =>
@@ -81,9 +81,12 @@ describe('size blow-up before the size gate, over HTTP', () => {
     void work.finally(() => (done = true)).catch(() => undefined);
     let worst = 0;
     while (!done) {
+      // Time this process waited for a CPU (other processes on a shared machine) is not the
+      // server's stall, so it is taken out, as every other probe of the suite does.
       const started = performance.now();
+      const waited = cpuWaitMs();
       expect((await h.call('/healthz')).status).toBe(200);
-      worst = Math.max(worst, performance.now() - started);
+      worst = Math.max(worst, performance.now() - started - (cpuWaitMs() - waited));
     }
     return worst;
   }
