@@ -99,6 +99,17 @@ export function cpuWaitMs(): number {
 }
 
 /**
+ * Runs `work` and says how long it took, less the time the box kept this thread off a CPU
+ * meanwhile: what a probe of the server's own responsiveness should compare with its bound.
+ */
+export async function timedLessCpuWait<T>(work: () => Promise<T>): Promise<{ readonly value: T; readonly ms: number }> {
+  const started = performance.now();
+  const waited = cpuWaitMs();
+  const value = await work();
+  return { value, ms: performance.now() - started - (cpuWaitMs() - waited) };
+}
+
+/**
  * Polls `/healthz` every `intervalMs` until `done()` says stop (and at least `minSamples`
  * times), and returns how long each answer took, less the time the box kept the server off a
  * CPU meanwhile. Every answer must be 200: a stalled or failing server is what these probes find.

@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bwrapUnavailable, startHarness, type Harness } from './e2e-harness.js';
+import { bwrapUnavailable, startHarness, timedLessCpuWait, type Harness } from './e2e-harness.js';
 
 // Response bodies are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -223,11 +223,9 @@ describe('HTTP face of the demo server (loopback, dev principal)', () => {
       const hostile = Array.from({ length: 10 }, (_, i) =>
         send(port, { method: 'POST', path: '/api/v1/tools/invoke', headers: withToken(true, [['Host', `${'a.'.repeat(3000)}evil${i}.example`]]), body: ISSUE_CALL }),
       );
-      const started = performance.now();
-      const health = await send(port, { path: '/healthz', headers: [ownHost()] });
-      const elapsed = performance.now() - started;
-      expect(health.status).toBe(200);
-      expect(elapsed).toBeLessThan(100);
+      const health = await timedLessCpuWait(() => send(port, { path: '/healthz', headers: [ownHost()] }));
+      expect(health.value.status).toBe(200);
+      expect(health.ms).toBeLessThan(100);
       for (const answer of await Promise.all(hostile)) expect(answer.status).toBe(421);
     });
   });

