@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { createAppRouter, type HealthReport } from '@toolgate/api';
+import { createMcpFace } from '@toolgate/mcp-face';
 import { AuditSinkToken, PrincipalDirectoryToken } from '@toolgate/contracts';
 import { createHostGuard } from '../http/host-guard.js';
 import { createHttpServer } from '../http/http-server.js';
@@ -18,7 +19,7 @@ function closeHttpServer(server: Server): Promise<void> {
 }
 
 /**
- * The HTTP face: health, the tRPC/REST router over the gateway, the Host/Origin guard and the
+ * The HTTP face: health, the tRPC/REST router and the MCP face over the gateway, the Host/Origin guard and the
  * server that carries them. The server is made last, so it is closed first: open requests end
  * before any adapter they use closes.
  */
@@ -36,8 +37,14 @@ export function bindHttpFace(binder: Binder): void {
   binder
     .resolved(
       HttpServerToken,
-      { router: AppRouterToken, directory: PrincipalDirectoryToken, health: HealthToken, guard: HostGuardToken, config: ConfigToken, log: LogToken },
-      ({ config, ...deps }) => createHttpServer({ ...deps, maxBodyBytes: config.maxBodyBytes }),
+      { router: AppRouterToken, directory: PrincipalDirectoryToken, health: HealthToken, guard: HostGuardToken, gateway: GatewayToken, config: ConfigToken, log: LogToken },
+      ({ config, gateway, ...deps }) =>
+        createHttpServer({
+          ...deps,
+          maxBodyBytes: config.maxBodyBytes,
+          // The MCP face lists and calls through the same gateway as tRPC and REST (ADR 0049).
+          mcp: createMcpFace({ gateway, version: VERSION, maxBodyBytes: config.maxBodyBytes, onError: (error) => deps.log('warn', `MCP: ${error.message.slice(0, 200)}`) }),
+        }),
     )
     .onDeactivation(closeHttpServer);
 }

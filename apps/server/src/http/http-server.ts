@@ -2,8 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { createContextInner, createRestHandler, restMethodHasBody, type AppRouter, type HealthReport } from '@toolgate/api';
 import type { Principal, PrincipalDirectory } from '@toolgate/contracts';
+import type { McpFace } from '@toolgate/mcp-face';
 import { answerPreflight, corsResponseHeaders, isPreflight } from './cors.js';
 import type { HostGuard } from './host-guard.js';
+import { serveMcp } from './mcp-route.js';
 
 export interface HttpServerDeps {
   readonly router: AppRouter;
@@ -12,6 +14,8 @@ export interface HttpServerDeps {
   readonly maxBodyBytes: number;
   /** The Host/Origin guard every request passes before any route (DNS rebinding, foreign pages). */
   readonly guard: HostGuard;
+  /** The MCP face served at `/mcp`; absent, `/mcp` is not a route. */
+  readonly mcp?: McpFace;
   readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -76,8 +80,8 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unk
 }
 
 /**
- * The HTTP surface: tRPC at `/trpc`, REST at `/api/v1`, liveness at `/healthz`. Every response is
- * JSON; an unexpected failure is a 500 with a generic message and the detail goes to the log.
+ * The HTTP surface: tRPC at `/trpc`, REST at `/api/v1`, MCP at `/mcp`, liveness at `/healthz`.
+ * Every response is JSON (or MCP's event stream); an unexpected failure is a 500 with a generic message and the detail goes to the log.
  * Every request passes the Host/Origin guard first; only `/healthz` answers a refused one, with
  * nothing but `{ok}`.
  */
@@ -139,6 +143,11 @@ export function createHttpServer(deps: HttpServerDeps): Server {
       return;
     }
 
+    if (path === '/mcp' && deps.mcp) {
+      const headers = { ...SECURITY_HEADERS, ...(verdict.corsOrigin !== undefined ? corsResponseHeaders(verdict.corsOrigin) : {}) };
+      return serveMcp(req, res, url, authenticate(req, deps.directory), { face: deps.mcp, maxBodyBytes: deps.maxBodyBytes, headers });
+    }
+
     if (path.startsWith('/api/v1/')) {
       const method = req.method ?? 'GET';
       let body: unknown;
@@ -152,7 +161,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
       return sendJson(res, answer.status, answer.body);
     }
 
-    sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${path.slice(0, 200)}; see /api/v1, /trpc and /healthz` } });
+    sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${path.slice(0, 200)}; see /api/v1, /trpc, /mcp and /healthz` } });
   };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
@@ -183,5 +192,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
+  // The MCP face's open exchanges end with the server.
+  if (deps.mcp) server.once('close', () => void deps.mcp?.close());
   return server;
 }
