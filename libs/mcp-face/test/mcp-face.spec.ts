@@ -57,12 +57,18 @@ function gatewayWith(tools: ToolDefinition[], audit: RecordingAuditSink): Gatewa
 
 /** The JSON-RPC methods each request carried, in order, as the face received them. */
 const seen: string[] = [];
+/** The JSON-RPC ids of the `tools/call` requests the face received. */
+const callIds: unknown[] = [];
 
 /** A fetch that serves the face in process as `principal`, passing the caller's abort signal on. */
 function fetchAs(face: McpFace, principal: Principal) {
   return async (input: string | URL | Request, init?: RequestInit) => {
     const request = new Request(input, init);
-    if (request.method === 'POST') seen.push(String(((await request.clone().json()) as { method?: string }).method));
+    if (request.method === 'POST') {
+      const message = (await request.clone().json()) as { method?: string; id?: unknown };
+      seen.push(String(message.method));
+      if (message.method === 'tools/call') callIds.push(message.id);
+    }
     return face.handle(request, principal);
   };
 }
@@ -185,6 +191,41 @@ describe('the MCP face over a real gateway', () => {
       });
     });
   }
+
+  describe('cancellation by another principal', () => {
+    /** A 2025-era `notifications/cancelled` POST naming `requestId`, sent as `principal`. */
+    const cancel = (principal: Principal, requestId: unknown) =>
+      face.handle(
+        new Request(URL_, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+          body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'hostile' } }),
+        }),
+        principal,
+      );
+
+    it("cannot stop a principal's running call by naming its request id, in any spelling", async () => {
+      const client = await connect(face, worker, 'legacy-v1');
+      callIds.length = 0;
+      const controller = new AbortController();
+      const call = client.callTool({ name: 'slow', arguments: {} }, controller.signal).catch((e: unknown) => e);
+      await expect.poll(() => audit.records.map((r) => r.event)).toEqual(['authorized']);
+      const id = callIds[0];
+      for (const spelling of [id, String(id), Number(id), [id], { id }, null]) {
+        const answer = await cancel(planner, spelling);
+        expect(answer.status).toBeLessThan(500);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(stopped.at).toBeUndefined();
+      expect(audit.records.map((r) => r.event)).toEqual(['authorized']);
+      // Its own principal can.
+      await cancel(worker, id);
+      await expect.poll(() => stopped.at).toBeDefined();
+      controller.abort();
+      await call;
+      await client.close();
+    });
+  });
 
   describe('hostile cursors', () => {
     const spellings = ['', 'not base64!', 'eyJhZnRlciI6MX0', Buffer.from('{"after":""}').toString('base64url'), 'A'.repeat(600), Buffer.from('[1,2]').toString('base64url')];

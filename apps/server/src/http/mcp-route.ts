@@ -62,7 +62,17 @@ async function writeWebResponse(res: ServerResponse, response: Response, extraHe
       const { done, value } = await reader.read();
       if (done) break;
       // Flush each SSE event at once; a slow reader applies back-pressure to the SDK.
-      if (!res.write(value)) await new Promise<void>((resolve) => res.once('drain', resolve));
+      if (!res.write(value)) {
+        // A socket that closes while full never drains: stop waiting for it then.
+        await new Promise<void>((resolve) => {
+          res.once('drain', resolve);
+          res.once('close', resolve);
+        });
+      }
+      if (res.destroyed) {
+        await reader.cancel();
+        return;
+      }
     }
     res.end();
   } catch {
