@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { Grant, JsonObject } from '@toolgate/contracts';
 import { createToolgateClient, describeClientError, type ToolgateClient } from './client.js';
+import { BridgeStartError, mcpEndpoint, startMcpBridge } from './mcp-bridge.js';
 import {
   formatApproval,
   formatApprovals,
@@ -18,7 +20,12 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
+  /** The process's own stdio, for `toolgate mcp`, which speaks MCP on it. */
+  readonly stdio?: { readonly stdin: Readable; readonly stdout: Writable };
 }
+
+/** The CLI's version, which the MCP bridge reports upstream as its client identity. */
+const CLI_VERSION = '0.1.0';
 
 /** A usage fault found after commander parsed the line (bad JSON, bad grant). */
 class UsageError extends Error {}
@@ -199,6 +206,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     );
 
   program
+    .command('mcp')
+    .description("serve MCP on stdio for a desktop client, forwarding every request to the server's /mcp")
+    .option('--token-file <file>', 'file holding the bearer token (instead of --token or TOOLGATE_TOKEN)')
+    .action(async (o: { tokenFile?: string }) => {
+      exitCode = await runMcpBridge(globals(), o.tokenFile, io);
+    });
+
+  program
     .command('health')
     .description('server health')
     .action(
@@ -220,6 +235,46 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     throw error;
   }
   return exitCode;
+}
+
+/**
+ * Runs `toolgate mcp` until the desktop client closes stdin: 0 then, 1 when the server cannot be
+ * reached or refuses the token at start, 2 for a usage fault. Everything human goes to stderr;
+ * stdout carries MCP only. The token comes from `--token`, `--token-file` or `TOOLGATE_TOKEN`
+ * and is never printed.
+ */
+async function runMcpBridge(globals: { url: string; token?: string }, tokenFile: string | undefined, io: CliIo): Promise<number> {
+  const fail = (code: number, message: string) => {
+    io.err(`toolgate mcp: ${message}\n`);
+    return code;
+  };
+  if (!io.stdio) return fail(2, 'needs the process stdio to speak MCP on');
+  if (globals.token !== undefined && tokenFile !== undefined) return fail(2, 'pass either --token or --token-file, not both');
+  let token = globals.token;
+  if (tokenFile !== undefined) {
+    try {
+      token = (await readFile(tokenFile, 'utf8')).trim();
+    } catch (error) {
+      // The path is the operator's own argument; the file's contents are never echoed.
+      return fail(2, `cannot read --token-file ${tokenFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    if (!token) return fail(2, `--token-file ${tokenFile} is empty`);
+  }
+  token ??= io.env['TOOLGATE_TOKEN'];
+  if (!token) return fail(2, 'no token: pass --token, --token-file or set TOOLGATE_TOKEN');
+  try {
+    mcpEndpoint(globals.url);
+  } catch (error) {
+    return fail(2, (error as Error).message);
+  }
+  try {
+    const bridge = await startMcpBridge({ url: globals.url, token, version: CLI_VERSION, ...io.stdio, log: (line) => io.err(`${line}\n`) });
+    await bridge.closed;
+    return 0;
+  } catch (error) {
+    if (error instanceof BridgeStartError) return fail(1, error.message);
+    throw error;
+  }
 }
 
 interface InvokeOptions {

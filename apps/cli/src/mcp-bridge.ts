@@ -1,0 +1,199 @@
+import type { Readable, Writable } from 'node:stream';
+import { Client, ProtocolError as ClientProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ListToolsResult, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { StdioLineTransport } from './stdio-line-transport.js';
+
+/** The longest a forwarded request may wait for the server; the server's own deadlines end a call long before. */
+const FORWARD_TIMEOUT_MS = 30 * 60_000;
+
+/** Why the bridge could not start, said for a human; never carries the token. */
+export class BridgeStartError extends Error {}
+
+export interface McpBridgeOptions {
+  /** The Toolgate server's base URL; the bridge speaks to `<url>/mcp`. */
+  readonly url: string;
+  readonly token: string;
+  /** The version the bridge reports as its own client identity upstream. */
+  readonly version: string;
+  readonly stdin: Readable;
+  readonly stdout: Writable;
+  /** One line for the human running the desktop client (stderr). */
+  readonly log: (line: string) => void;
+}
+
+export interface McpBridge {
+  /** Resolves when the desktop client closes stdin (or `close()` is called). */
+  readonly closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The server's MCP endpoint for a base URL as the rest of the CLI takes it (`--url`). */
+export function mcpEndpoint(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new BridgeStartError(`--url is not a URL (expected e.g. http://127.0.0.1:8765)`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new BridgeStartError(`--url must be http:// or https:// (got ${parsed.protocol})`);
+  if (parsed.username || parsed.password) throw new BridgeStartError('--url must not carry credentials; pass the token with --token, --token-file or TOOLGATE_TOKEN');
+  parsed.pathname = `${parsed.pathname.replace(/\/+$/, '')}/mcp`;
+  parsed.search = '';
+  parsed.hash = '';
+  return parsed;
+}
+
+/** Whether an upstream failure is the server refusing the bearer token (HTTP 401). */
+function isUnauthorized(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { name, status, code, data, message } = e as { name?: string; status?: number; code?: unknown; data?: { status?: number }; message?: string };
+    if (name === 'UnauthorizedError' || status === 401 || data?.status === 401 || code === 401) return true;
+    if (typeof message === 'string' && /\b401\b|unauthori[sz]ed/i.test(message)) return true;
+  }
+  return false;
+}
+
+/** A one-line reason for an upstream transport failure, naming the host and never the token. */
+function describeUpstreamFailure(error: unknown, host: string): string {
+  if (isUnauthorized(error)) return `the server at ${host} refused the token (HTTP 401); check --token, --token-file or TOOLGATE_TOKEN`;
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `cannot reach the Toolgate server at ${host} (${code}); is it running? set --url or TOOLGATE_URL`;
+  }
+  if (error instanceof Error && /fetch failed|network|socket|terminated/i.test(error.message)) return `cannot reach the Toolgate server at ${host}; is it running? set --url or TOOLGATE_URL`;
+  const code = (error as { code?: unknown }).code;
+  return `the Toolgate server at ${host} did not answer as an MCP server (${typeof code === 'string' ? code : error instanceof Error ? error.name : 'error'})`;
+}
+
+/** Removes one value from a string, however the message embeds it. */
+function redact(text: string, secret: string): string {
+  return secret ? text.split(secret).join('[token]') : text;
+}
+
+/**
+ * `toolgate mcp`: a stdio MCP server for a desktop client that forwards every request to a
+ * running Toolgate server's `/mcp` over Streamable HTTP with the bearer token. It holds no
+ * policy: it has no tool list and makes no decision of its own, and what the server answers
+ * (a result, a tool error, a JSON-RPC error) is what the client gets. Connects upstream before it
+ * reads stdin, so a wrong URL or token fails the start instead of the first call.
+ */
+export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBridge> {
+  const endpoint = mcpEndpoint(options.url);
+  const host = endpoint.host;
+  const { token } = options;
+  const say = (line: string) => options.log(redact(line, token));
+
+  const upstream = new Client(
+    { name: 'toolgate-mcp-bridge', version: options.version },
+    // The bridge answers no server-to-client request (elicitation, sampling, roots), so it declares no capability.
+    { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+  );
+  upstream.onerror = (error) => say(`toolgate mcp: upstream: ${describeUpstreamFailure(error, host)}`);
+  const transport = new StreamableHTTPClientTransport(endpoint, {
+    authProvider: { token: async () => token },
+    // The token goes to the one origin the operator named; a redirect elsewhere fails the request.
+    redirectPolicy: 'same-origin',
+  });
+  try {
+    await upstream.connect(transport, { timeout: 15_000 });
+  } catch (error) {
+    await upstream.close().catch(() => undefined);
+    throw new BridgeStartError(describeUpstreamFailure(error, host));
+  }
+
+  const upstreamCapabilities: ServerCapabilities = upstream.getServerCapabilities() ?? {};
+  const serverInfo = upstream.getServerVersion() ?? { name: 'toolgate', version: 'unknown' };
+  const instructions = upstream.getInstructions();
+  // Only what the bridge forwards is advertised: tools as the server describes them, without
+  // list-change pushes, which a stateless upstream does not send to the bridge to pass on.
+  const capabilities: ServerCapabilities = upstreamCapabilities.tools ? { tools: { ...upstreamCapabilities.tools, listChanged: false } } : {};
+
+  /** Re-raises an upstream failure as the JSON-RPC error the desktop client gets. */
+  const toDownstreamError = (error: unknown): never => {
+    if (error instanceof ClientProtocolError || error instanceof ProtocolError) {
+      // The server's own JSON-RPC error, passed on as it came.
+      const { code, message, data } = error as { code: number; message: string; data?: unknown };
+      throw new ProtocolError(code, message, data);
+    }
+    if ((error as { name?: string }).name === 'AbortError') throw error;
+    const reason = describeUpstreamFailure(error, host);
+    say(`toolgate mcp: ${reason}`);
+    // Never a made-up tool result: every isError a client sees came from the server's gates.
+    throw new ProtocolError(ProtocolErrorCode.InternalError, `toolgate bridge: ${reason}`);
+  };
+
+  const factory = (): Server => {
+    const server = new Server({ ...serverInfo }, { capabilities, ...(instructions ? { instructions } : {}) });
+    if (capabilities.tools) {
+      server.setRequestHandler('tools/list', async (request, ctx) => {
+        try {
+          return await upstream.request({ method: 'tools/list', params: forwardParams(request.params) }, { signal: ctx.mcpReq.signal, timeout: FORWARD_TIMEOUT_MS }) as ListToolsResult;
+        } catch (error) {
+          return toDownstreamError(error);
+        }
+      });
+      server.setRequestHandler('tools/call', async (request, ctx) => {
+        const progressToken = request.params._meta?.progressToken;
+        try {
+          return (await upstream.request(
+            { method: 'tools/call', params: forwardParams(request.params) },
+            {
+              // The client's notifications/cancelled aborts this signal, and with it the upstream request.
+              signal: ctx.mcpReq.signal,
+              timeout: FORWARD_TIMEOUT_MS,
+              ...(progressToken !== undefined
+                ? {
+                    resetTimeoutOnProgress: true,
+                    onprogress: (progress) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => undefined),
+                  }
+                : {}),
+            },
+          )) as CallToolResult;
+        } catch (error) {
+          return toDownstreamError(error);
+        }
+      });
+    }
+    // A ping is answered by the server, so a client's liveness check covers the whole path. The
+    // 2026-07-28 revision has no ping; there `server/discover` is the round trip that proves the server answers.
+    server.setRequestHandler('ping', async (_request, ctx) => {
+      const options = { signal: ctx.mcpReq.signal, timeout: 15_000 };
+      try {
+        if (upstream.getProtocolEra() === 'modern') await upstream.discover(options);
+        else await upstream.ping(options);
+        return {};
+      } catch (error) {
+        return toDownstreamError(error);
+      }
+    });
+    return server;
+  };
+
+  const wire = new StdioLineTransport({ stdin: options.stdin, stdout: options.stdout });
+  const stdio = serveStdio(factory, { transport: wire, onerror: (error) => say(`toolgate mcp: ${error.message.slice(0, 200)}`) });
+  // The desktop client closing stdin ends the session; nothing upstream outlives it.
+  const closed = wire.ended.then(() => upstream.close()).catch(() => undefined);
+  say(`toolgate mcp: forwarding stdio to ${endpoint.origin}${endpoint.pathname} (${upstream.getProtocolEra() ?? 'unknown'} era)`);
+  return {
+    closed,
+    async close() {
+      await stdio.close();
+      await wire.close();
+      await closed;
+    },
+  };
+}
+
+/**
+ * The params to send upstream: the client's own, less the hop-level `_meta` the SDK writes for
+ * each connection (protocol envelope, progress token), so the bridge's upstream connection
+ * describes itself and keys like `toolgate/approvalId` still reach the server.
+ */
+function forwardParams<P extends { _meta?: Record<string, unknown> } | undefined>(params: P): Record<string, unknown> | undefined {
+  if (!params) return undefined;
+  const { _meta, ...rest } = params as { _meta?: Record<string, unknown> };
+  if (!_meta) return rest;
+  const kept = Object.fromEntries(Object.entries(_meta).filter(([key]) => key !== 'progressToken' && !key.startsWith('io.modelcontextprotocol/')));
+  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
+}
