@@ -357,6 +357,17 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
     }
   });
 
+  describe('session operations a stateless server does not have', () => {
+    for (const method of ['GET', 'DELETE', 'PUT']) {
+      it(`answers ${method} /mcp with 405 and audits nothing`, async () => {
+        await holdsUp(async () => {
+          const answer = await send(port, { method, headers: [...own(), ['Mcp-Session-Id', 'guessed-session']] });
+          expect(answer.status).toBe(405);
+        });
+      });
+    }
+  });
+
   describe('oversized bodies', () => {
     it('refuses a body over the server cap with 413 by Content-Length, before reading it', async () => {
       await holdsUp(async () => {
