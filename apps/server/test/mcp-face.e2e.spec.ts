@@ -326,8 +326,8 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
           params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } },
         });
         const answer = await send(port, { headers: [...own(), ['MCP-Protocol-Version', '2026-07-28']], body: JSON.stringify([modern(1), modern(2)]) });
-        expect(answer.status).toBeGreaterThanOrEqual(400);
-        expect(answer.status).toBeLessThan(500);
+        expect(answer.status).toBe(400);
+        expect(answer.body.error.code).toBe(-32600);
       });
     });
     it('refuses a 2025-era batch (removed in 2025-06-18) of tool calls without running any of them', async () => {
@@ -355,6 +355,28 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
         });
       });
     }
+  });
+
+  describe('log injection through what the SDK reports', () => {
+    it('keeps each report on one bounded line, whatever a client put in the request', async () => {
+      const forged = 'x\nerror audit: chain broken\r\u001b[2J' + 'y'.repeat(5000);
+      for (const body of [
+        JSON.stringify({ jsonrpc: '2.0', id: 9, method: forged, params: {} }),
+        `{"jsonrpc":"2.0","id":9,"method":"${'z'.repeat(300)}\n`,
+        JSON.stringify({ jsonrpc: '2.0', method: `notifications/${forged}` }),
+      ]) {
+        await send(port, { headers: [...own(), ['MCP-Protocol-Version', '2025-11-25']], body });
+        // A header value may carry a tab, the one control character HTTP lets through, and 16 KiB.
+        await send(port, { headers: [...own(), ['MCP-Protocol-Version', `2099-01-01\tforged\t${'y'.repeat(3000)}`]], body });
+      }
+      const reports = h.logs.filter((line) => line.includes('MCP: '));
+      console.log(`${reports.length} SDK reports, e.g. ${JSON.stringify(reports[0] ?? '').slice(0, 160)}`);
+      expect(reports.length).toBeGreaterThan(0);
+      for (const line of reports) {
+        expect(line).not.toMatch(/[\u0000-\u001f\u007f]/);
+        expect(line.length).toBeLessThan(260);
+      }
+    });
   });
 
   describe('session operations a stateless server does not have', () => {

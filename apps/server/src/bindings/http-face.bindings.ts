@@ -9,6 +9,13 @@ import type { Binder } from './binder.js';
 
 export const VERSION = '0.1.0';
 
+/** An SDK message on one bounded log line: it may quote what a client sent, newlines included. */
+function oneLine(message: string): string {
+  let line = '';
+  for (const char of message.slice(0, 200)) line += char < ' ' || char === '\u007f' ? ' ' : char;
+  return line;
+}
+
 /** Stops accepting requests and waits for open ones; idle keep-alive connections are closed at once. */
 function closeHttpServer(server: Server): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -43,7 +50,7 @@ export function bindHttpFace(binder: Binder): void {
           ...deps,
           maxBodyBytes: config.maxBodyBytes,
           // The MCP face lists and calls through the same gateway as tRPC and REST (ADR 0049).
-          mcp: createMcpFace({ gateway, version: VERSION, maxBodyBytes: config.maxBodyBytes, onError: (error) => deps.log('warn', `MCP: ${error.message.slice(0, 200)}`) }),
+          mcp: createMcpFace({ gateway, version: VERSION, maxBodyBytes: config.maxBodyBytes, onError: (error) => deps.log('warn', `MCP: ${oneLine(error.message)}`) }),
         }),
     )
     .onDeactivation(closeHttpServer);
