@@ -53,7 +53,7 @@ describe('the path reader', () => {
       '```sh',
       'cat libs/not/read.ts `libs/inside/fence.ts`',
       '```',
-      'Not a path: `npm test`, `lib/x.ts`, `libs` alone.',
+      'Not a path: `npm test`, `lib/x.ts`, `libs` alone, the MCP methods `tools/list` and `tools/call`.',
     ].join('\n');
     expect(citedRepoPaths(text)).toEqual(['libs/gateway/src/gateway.ts', 'apps/server/src/bindings']);
   });

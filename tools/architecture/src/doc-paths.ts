@@ -8,9 +8,15 @@ function withoutFencedCode(markdown: string): string {
 /** The top-level folders a cited repository path starts with. */
 const REPO_PATH = /`((?:apps|libs|tools|docs|adrs)\/[A-Za-z0-9_./-]+)`/g;
 
+/**
+ * MCP and JSON-RPC method names that read like paths under `tools/` (`tools/list`, `tools/call`):
+ * the docs of the MCP face name them, and no folder of `tools/` is called so.
+ */
+const MCP_METHOD = /^tools\/(?:list|call)$/;
+
 /** Repository paths quoted inline (`libs/…`), outside fenced code, without a trailing slash. */
 export function citedRepoPaths(markdown: string): string[] {
-  return [...withoutFencedCode(markdown).matchAll(REPO_PATH)].map((m) => (m[1] as string).replace(/\/+$/, ''));
+  return [...withoutFencedCode(markdown).matchAll(REPO_PATH)].map((m) => (m[1] as string).replace(/\/+$/, '')).filter((p) => !MCP_METHOD.test(p));
 }
 
 /**
