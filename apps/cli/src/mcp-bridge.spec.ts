@@ -1,0 +1,178 @@
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { Client } from '@modelcontextprotocol/client';
+import { createMcpHandler, Server } from '@modelcontextprotocol/server';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { BridgeStartError, mcpEndpoint, startMcpBridge, type McpBridge } from './mcp-bridge.js';
+
+// Results are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+const TOKEN = 'bridge-spec-token-0123456789abcdef';
+
+/**
+ * An MCP server built with the official SDK (both eras from one handler, as Toolgate's face is)
+ * on a loopback port, standing in for a Toolgate server where the bridge needs what Toolgate does
+ * not do yet (progress) or must be made to do what it would not (revoke a token mid-session).
+ */
+class Upstream {
+  http!: HttpServer;
+  url!: string;
+  /** When set, every request answers 401, as a server does for a revoked token. */
+  refuse = false;
+  /** The `_meta` of each tools/call the upstream received. */
+  readonly metas: unknown[] = [];
+  readonly authorizations: (string | undefined)[] = [];
+  /** Every JSON-RPC body as it came over the wire, before the SDK reads it. */
+  readonly bodies: any[] = [];
+
+  async start(): Promise<void> {
+    const handler = createMcpHandler(
+      () => {
+        const server = new Server({ name: 'fake-toolgate', version: '9.9.9' }, { capabilities: { tools: { listChanged: true } }, instructions: 'be nice' });
+        server.setRequestHandler('tools/list', () => ({ tools: [{ name: 'count', description: 'Counts to three, reporting progress.', inputSchema: { type: 'object' } }] }));
+        server.setRequestHandler('tools/call', async (request, ctx) => {
+          this.metas.push(request.params._meta);
+          const token = request.params._meta?.progressToken;
+          for (let progress = 1; progress <= 3 && token !== undefined; progress++) {
+            await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total: 3 } });
+          }
+          return { content: [{ type: 'text', text: 'done' }] };
+        });
+        return server;
+      },
+      { legacy: 'stateless' },
+    );
+    this.http = createServer(async (req, res) => {
+      this.authorizations.push(req.headers.authorization);
+      if (this.refuse || req.headers.authorization !== `Bearer ${TOKEN}`) {
+        res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+        return;
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      if (req.method === 'POST') this.bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+      const response = await handler.fetch(
+        new Request(`http://127.0.0.1${req.url}`, { method: req.method ?? 'POST', headers, ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}) }),
+      );
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      if (response.body) for await (const chunk of response.body) res.write(chunk);
+      res.end();
+    });
+    await new Promise<void>((resolve) => this.http.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.http.address() as AddressInfo).port}`;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => this.http.close(() => resolve()));
+  }
+}
+
+/** A bridge on in-memory pipes, and an SDK client speaking to it over them. */
+async function bridged(url: string, token = TOKEN, modern = false) {
+  const toBridge = new PassThrough();
+  const fromBridge = new PassThrough();
+  const logs: string[] = [];
+  const bridge = await startMcpBridge({ url, token, version: '0.0.0-test', stdin: toBridge, stdout: fromBridge, log: (line) => logs.push(line) });
+  // The SDK's stdio transport is symmetric: reading the bridge's stdout and writing its stdin, it is the client's end.
+  const client = new Client({ name: 'spec', version: '1.0.0' }, modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
+  await client.connect(new StdioServerTransport(fromBridge, toBridge));
+  return { bridge, client, logs };
+}
+
+describe('the MCP bridge against an SDK-built upstream', () => {
+  const upstream = new Upstream();
+  let open: { bridge: McpBridge; client: Client }[] = [];
+  beforeAll(() => upstream.start());
+  afterAll(() => upstream.stop());
+  beforeEach(async () => {
+    upstream.refuse = false;
+    await Promise.all(open.map(({ client, bridge }) => client.close().then(() => bridge.close())));
+    open = [];
+  });
+  const start = async (url = upstream.url, token = TOKEN, modern = false) => {
+    const b = await bridged(url, token, modern);
+    open.push(b);
+    return b;
+  };
+
+  it('advertises the upstream identity, instructions and tools capability, without list-change pushes it cannot relay', async () => {
+    const { client } = await start();
+    expect(client.getServerVersion()).toMatchObject({ name: 'fake-toolgate', version: '9.9.9' });
+    expect(client.getInstructions()).toBe('be nice');
+    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
+  });
+
+  it('relays the progress of a call to a client that sent a progress token', async () => {
+    const { client } = await start();
+    const seen: unknown[] = [];
+    const result = await client.request({ method: 'tools/call', params: { name: 'count', arguments: {} } }, { onprogress: (p) => seen.push(p) });
+    expect(result).toMatchObject({ content: [{ type: 'text', text: 'done' }] });
+    expect(seen).toEqual([
+      { progress: 1, total: 3 },
+      { progress: 2, total: 3 },
+      { progress: 3, total: 3 },
+    ]);
+  });
+
+  it.each([
+    ['2025', false],
+    ['2026-07-28', true],
+  ])("passes the client's own _meta keys (an approval id) upstream, but not the hop's envelope (client in %s)", async (_era, modern) => {
+    const { client } = await start(upstream.url, TOKEN, modern);
+    await client.request({
+      method: 'tools/call',
+      params: { name: 'count', arguments: {}, _meta: { 'toolgate/approvalId': 'apr-123', 'io.modelcontextprotocol/clientInfo': { name: 'forged', version: '0' } } },
+    });
+    const meta = upstream.metas.at(-1) as Record<string, unknown>;
+    expect(meta['toolgate/approvalId']).toBe('apr-123');
+    // On the wire, the upstream hop describes the bridge's own connection, whatever the client put there.
+    const sent = upstream.bodies.filter((b) => b.method === 'tools/call').at(-1);
+    expect(sent.params._meta).toMatchObject({ 'toolgate/approvalId': 'apr-123', 'io.modelcontextprotocol/clientInfo': { name: 'toolgate-mcp-bridge' } });
+    expect(JSON.stringify(sent)).not.toContain('forged');
+  });
+
+  it('sends the token as a bearer header and nothing else', async () => {
+    const before = upstream.authorizations.length;
+    const { client } = await start();
+    await client.listTools();
+    expect(new Set(upstream.authorizations.slice(before))).toEqual(new Set([`Bearer ${TOKEN}`]));
+  });
+
+  it('says the server refused the token when it starts refusing mid-session, stays up, and never logs the token', async () => {
+    const { client, logs } = await start();
+    upstream.refuse = true;
+    await expect(client.request({ method: 'tools/call', params: { name: 'count', arguments: {} } })).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining('refused the token'),
+    });
+    upstream.refuse = false;
+    await expect(client.request({ method: 'tools/call', params: { name: 'count', arguments: {} } })).resolves.toMatchObject({ content: [{ text: 'done' }] });
+    expect(logs.join('\n')).toMatch(/refused the token/);
+    expect(logs.join('\n')).not.toContain(TOKEN);
+  });
+
+  it('fails the start with BridgeStartError for a refused token', async () => {
+    await expect(start(upstream.url, 'wrong-token')).rejects.toThrow(BridgeStartError);
+    await expect(start(upstream.url, 'wrong-token')).rejects.toThrow(/refused the token/);
+  });
+});
+
+describe('mcpEndpoint', () => {
+  it('adds /mcp to the base URL as the rest of the CLI takes it', () => {
+    expect(mcpEndpoint('http://127.0.0.1:8765').href).toBe('http://127.0.0.1:8765/mcp');
+    expect(mcpEndpoint('https://gate.example.org/base//?q=1#x').href).toBe('https://gate.example.org/base/mcp');
+  });
+
+  it('refuses what is not an http(s) URL without credentials, without echoing them', () => {
+    for (const url of ['', 'gate.example.org', 'file:///etc/passwd', 'javascript:alert(1)', 'ws://127.0.0.1:8765']) expect(() => mcpEndpoint(url)).toThrow(BridgeStartError);
+    for (const url of ['http://user:s3cret@127.0.0.1:8765', 'http://s3cret@127.0.0.1:8765', 'http://:s3cret@127.0.0.1:8765']) {
+      expect(() => mcpEndpoint(url)).toThrow(/must not carry credentials/);
+      expect(() => mcpEndpoint(url)).not.toThrow(/s3cret/);
+    }
+  });
+});
