@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './cli.js';
 
@@ -39,6 +40,25 @@ describe('toolgate CLI without a server', () => {
     const { io: sink, err } = io({ TOOLGATE_URL: 'http://127.0.0.1:9' });
     expect(await runCli(['tools', 'list'], sink)).toBe(1);
     expect(err.join('')).toMatch(/cannot reach the server at http:\/\/127\.0\.0\.1:9/);
+  });
+
+  it('lists `mcp` in --help and never prints the token from TOOLGATE_TOKEN in `mcp --help`', async () => {
+    const { io: sink, out } = io({ TOOLGATE_TOKEN: 'secret-token-0123456789' });
+    expect(await runCli(['--help'], sink)).toBe(0);
+    expect(out.join('')).toMatch(/^\s+mcp\b/m);
+    expect(await runCli(['mcp', '--help'], sink)).toBe(0);
+    expect(out.join('')).toContain('--token-file <file>');
+    expect(out.join('')).not.toContain('secret-token-0123456789');
+  });
+
+  it('exits 2 for `mcp` without a process stdio to speak on, or without a token', async () => {
+    const noStdio = io({ TOOLGATE_TOKEN: 'tok' });
+    expect(await runCli(['mcp'], noStdio.io)).toBe(2);
+    expect(noStdio.err.join('')).toMatch(/needs the process stdio/);
+    const noToken = io();
+    expect(await runCli(['mcp'], { ...noToken.io, stdio: { stdin: new PassThrough(), stdout: new PassThrough() } })).toBe(2);
+    expect(noToken.err.join('')).toMatch(/no token: pass --token, --token-file or set TOOLGATE_TOKEN/);
+    expect(noToken.out).toEqual([]);
   });
 
   it('reports a missing audit directory offline, exit 1', async () => {

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { Client, ProtocolError as ClientProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, ProtocolError as ClientProtocolError, SdkErrorCode, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ListToolsResult, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { StdioLineTransport } from './stdio-line-transport.js';
@@ -47,9 +47,10 @@ export function mcpEndpoint(url: string): URL {
 /** Whether an upstream failure is the server refusing the bearer token (HTTP 401). */
 function isUnauthorized(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const { name, status, code, data, message } = e as { name?: string; status?: number; code?: unknown; data?: { status?: number }; message?: string };
-    if (name === 'UnauthorizedError' || status === 401 || data?.status === 401 || code === 401) return true;
-    if (typeof message === 'string' && /\b401\b|unauthori[sz]ed/i.test(message)) return true;
+    // The SDK's transport raises UnauthorizedError for a 401 when the auth provider cannot refresh the token.
+    if (e instanceof UnauthorizedError) return true;
+    const { status, data } = e as { status?: number; data?: { status?: number } };
+    if (status === 401 || data?.status === 401) return true;
   }
   return false;
 }
@@ -63,6 +64,7 @@ function describeUpstreamFailure(error: unknown, host: string): string {
   }
   if (error instanceof Error && /fetch failed|network|socket|terminated/i.test(error.message)) return `cannot reach the Toolgate server at ${host}; is it running? set --url or TOOLGATE_URL`;
   const code = (error as { code?: unknown }).code;
+  if (code === SdkErrorCode.RequestTimeout) return `the Toolgate server at ${host} did not answer in time`;
   return `the Toolgate server at ${host} did not answer as an MCP server (${typeof code === 'string' ? code : error instanceof Error ? error.name : 'error'})`;
 }
 
