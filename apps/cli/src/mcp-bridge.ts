@@ -84,14 +84,20 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
   const endpoint = mcpEndpoint(options.url);
   const host = endpoint.host;
   const { token } = options;
-  const say = (line: string) => options.log(redact(line, token));
+  let lastLine = '';
+  const say = (line: string) => {
+    // The transport and the failed request report the same outage; the human reads it once.
+    if (line === lastLine) return;
+    lastLine = line;
+    options.log(redact(line, token));
+  };
 
   const upstream = new Client(
     { name: 'toolgate-mcp-bridge', version: options.version },
     // The bridge answers no server-to-client request (elicitation, sampling, roots), so it declares no capability.
     { capabilities: {}, versionNegotiation: { mode: 'auto' } },
   );
-  upstream.onerror = (error) => say(`toolgate mcp: upstream: ${describeUpstreamFailure(error, host)}`);
+  upstream.onerror = (error) => say(`toolgate mcp: ${describeUpstreamFailure(error, host)}`);
   const transport = new StreamableHTTPClientTransport(endpoint, {
     authProvider: { token: async () => token },
     // The token goes to the one origin the operator named; a redirect elsewhere fails the request.
@@ -111,64 +117,72 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
   // list-change pushes, which a stateless upstream does not send to the bridge to pass on.
   const capabilities: ServerCapabilities = upstreamCapabilities.tools ? { tools: { ...upstreamCapabilities.tools, listChanged: false } } : {};
 
-  /** Re-raises an upstream failure as the JSON-RPC error the desktop client gets. */
-  const toDownstreamError = (error: unknown): never => {
-    if (error instanceof ClientProtocolError || error instanceof ProtocolError) {
-      // The server's own JSON-RPC error, passed on as it came.
-      const { code, message, data } = error as { code: number; message: string; data?: unknown };
-      throw new ProtocolError(code, message, data);
+  let unreachable = false;
+  /**
+   * Runs one forwarded request. The server's answer (even a JSON-RPC error) is passed on as it
+   * came; a transport failure becomes the JSON-RPC error the desktop client gets, and is said on
+   * stderr once per outage.
+   */
+  const forward = async <T>(send: () => Promise<T>): Promise<T> => {
+    let answer: T;
+    try {
+      answer = await send();
+    } catch (error) {
+      if (error instanceof ClientProtocolError || error instanceof ProtocolError) {
+        const { code, message, data } = error as { code: number; message: string; data?: unknown };
+        throw new ProtocolError(code, message, data);
+      }
+      if ((error as { name?: string }).name === 'AbortError') throw error;
+      const reason = describeUpstreamFailure(error, host);
+      unreachable = true;
+      say(`toolgate mcp: ${reason}`);
+      // Never a made-up tool result: every isError a client sees came from the server's gates.
+      throw new ProtocolError(ProtocolErrorCode.InternalError, `toolgate bridge: ${reason}`);
     }
-    if ((error as { name?: string }).name === 'AbortError') throw error;
-    const reason = describeUpstreamFailure(error, host);
-    say(`toolgate mcp: ${reason}`);
-    // Never a made-up tool result: every isError a client sees came from the server's gates.
-    throw new ProtocolError(ProtocolErrorCode.InternalError, `toolgate bridge: ${reason}`);
+    if (unreachable) {
+      unreachable = false;
+      say(`toolgate mcp: the server at ${host} answers again`);
+    }
+    return answer;
   };
 
   const factory = (): Server => {
     const server = new Server({ ...serverInfo }, { capabilities, ...(instructions ? { instructions } : {}) });
     if (capabilities.tools) {
-      server.setRequestHandler('tools/list', async (request, ctx) => {
-        try {
-          return await upstream.request({ method: 'tools/list', params: forwardParams(request.params) }, { signal: ctx.mcpReq.signal, timeout: FORWARD_TIMEOUT_MS }) as ListToolsResult;
-        } catch (error) {
-          return toDownstreamError(error);
-        }
-      });
-      server.setRequestHandler('tools/call', async (request, ctx) => {
+      server.setRequestHandler('tools/list', (request, ctx) =>
+        forward(() => upstream.request({ method: 'tools/list', params: forwardParams(request.params) }, { signal: ctx.mcpReq.signal, timeout: FORWARD_TIMEOUT_MS }) as Promise<ListToolsResult>),
+      );
+      server.setRequestHandler('tools/call', (request, ctx) => {
         const progressToken = request.params._meta?.progressToken;
-        try {
-          return (await upstream.request(
-            { method: 'tools/call', params: forwardParams(request.params) },
-            {
-              // The client's notifications/cancelled aborts this signal, and with it the upstream request.
-              signal: ctx.mcpReq.signal,
-              timeout: FORWARD_TIMEOUT_MS,
-              ...(progressToken !== undefined
-                ? {
-                    resetTimeoutOnProgress: true,
-                    onprogress: (progress) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => undefined),
-                  }
-                : {}),
-            },
-          )) as CallToolResult;
-        } catch (error) {
-          return toDownstreamError(error);
-        }
+        return forward(
+          () =>
+            upstream.request(
+              { method: 'tools/call', params: forwardParams(request.params) },
+              {
+                // The client's notifications/cancelled aborts this signal, and with it the upstream request.
+                signal: ctx.mcpReq.signal,
+                timeout: FORWARD_TIMEOUT_MS,
+                ...(progressToken !== undefined
+                  ? {
+                      resetTimeoutOnProgress: true,
+                      onprogress: (progress) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => undefined),
+                    }
+                  : {}),
+              },
+            ) as Promise<CallToolResult>,
+        );
       });
     }
     // A ping is answered by the server, so a client's liveness check covers the whole path. The
     // 2026-07-28 revision has no ping; there `server/discover` is the round trip that proves the server answers.
-    server.setRequestHandler('ping', async (_request, ctx) => {
-      const options = { signal: ctx.mcpReq.signal, timeout: 15_000 };
-      try {
+    server.setRequestHandler('ping', (_request, ctx) =>
+      forward(async () => {
+        const options = { signal: ctx.mcpReq.signal, timeout: 15_000 };
         if (upstream.getProtocolEra() === 'modern') await upstream.discover(options);
         else await upstream.ping(options);
         return {};
-      } catch (error) {
-        return toDownstreamError(error);
-      }
-    });
+      }),
+    );
     return server;
   };
 
