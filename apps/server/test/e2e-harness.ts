@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BwrapExecutor } from '@toolgate/adapter-executor-bwrap';
+import { threadSchedule } from '@toolgate/testing';
 import { loadConfig } from '../src/config.js';
 import type { Log } from '../src/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
@@ -91,11 +91,7 @@ export async function bwrapUnavailable(suite: string): Promise<string | undefine
  * shared: that wait is the box's load, not work the server put on its event loop.
  */
 export function cpuWaitMs(): number {
-  try {
-    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6 || 0;
-  } catch {
-    return 0;
-  }
+  return threadSchedule().waitedMs;
 }
 
 /**

@@ -20,3 +20,4 @@ export {
 } from './fakes/index.js';
 export { startHostListener, HOST_LISTENER_GREETING, type HostListener } from './network/host-listener.js';
 export { filling, MAX_ARGS_ARRAY_BYTES } from './payloads/filling.js';
+export { threadSchedule, timeOnThread, type ThreadSchedule } from './timing/thread-schedule.js';

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ToolError, type GraphTerm, type QueryAnswer, type QueryLimits, type Triple } from '@toolgate/contracts';
+import { threadSchedule } from '@toolgate/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { OxigraphKnowledgeGraph, type OxigraphKnowledgeGraphOptions } from './oxigraph-knowledge-graph.js';
 import { QueryEngine } from './query-engine.js';
@@ -56,19 +57,8 @@ function timed(promise: Promise<QueryAnswer>): Promise<Outcome> {
   );
 }
 
-/**
- * Milliseconds this thread has run on a CPU and waited, runnable, for one (Linux schedstat), or
- * zeros where the kernel does not say. The test box is shared: time the scheduler kept the event
- * loop off a CPU is the box's load, not work this code put on the event loop.
- */
-function schedule(): { readonly ranMs: number; readonly waitedMs: number } {
-  try {
-    const [ran, waited] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
-    return { ranMs: (ran ?? 0) / 1e6, waitedMs: (waited ?? 0) / 1e6 };
-  } catch {
-    return { ranMs: 0, waitedMs: 0 };
-  }
-}
+/** This thread's CPU run and wait times: the box is shared, so its load is taken out of timings. */
+const schedule = threadSchedule;
 
 /**
  * Measures how late a 10 ms interval fires on the main thread, less the time the thread waited
