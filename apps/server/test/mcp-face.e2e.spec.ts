@@ -335,7 +335,16 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
         const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'calculator', arguments: { expression: '1+1' } } });
         for (const version of ['2025-11-25', '2025-06-18', undefined]) {
           const headers = version ? [...own(), ['MCP-Protocol-Version', version] as [string, string]] : own();
-          for (const body of [JSON.stringify([call(1), call(2)]), `  \n[${JSON.stringify(call(3))}]`, `${' '.repeat(5000)}[${JSON.stringify(call(4))}]`, JSON.stringify([initialize()])]) {
+          const bodies = [
+            JSON.stringify([call(1), call(2)]),
+            `  \n[${JSON.stringify(call(3))}]`,
+            `${' '.repeat(5000)}[${JSON.stringify(call(4))}]`,
+            JSON.stringify([initialize()]),
+            // A UTF-8 byte-order mark, which the SDK's decoder drops before it parses.
+            `\uFEFF${JSON.stringify([call(5), call(6)])}`,
+            `\uFEFF \r\n[${JSON.stringify(call(7))}]`,
+          ];
+          for (const body of bodies) {
             const answer = await send(port, { headers, body });
             expect(answer.status, `${version} ${body.slice(0, 40)}`).toBe(400);
             expect(answer.body.error.code).toBe(-32600);

@@ -30,15 +30,19 @@ export interface McpFaceOptions {
 export interface McpFace {
   /**
    * Serves one HTTP request as `principal`, who the caller has already authenticated (the face
-   * never reads a token). Aborting `request.signal` cancels the call it carries.
+   * never reads a token). Aborting `disconnected` (the client went away) or `request.signal`
+   * cancels the call it carries. Pass `disconnected` where the transport knows: it is held here
+   * for the whole call, where a `Request`'s own signal may be let go with the `Request`.
    */
-  handle(request: Request, principal: Principal): Promise<Response>;
+  handle(request: Request, principal: Principal, disconnected?: AbortSignal): Promise<Response>;
   /** Aborts in-flight modern exchanges and closes their per-request servers. */
   close(): Promise<void>;
 }
 
 /** The key under `AuthInfo.extra` that carries the authenticated principal to the per-request server. */
 const PRINCIPAL_KEY = 'toolgate/principal';
+/** The key under `AuthInfo.extra` that carries the transport's disconnect signal to the per-request server. */
+const DISCONNECT_KEY = 'toolgate/disconnected';
 
 function principalOf(ctx: McpRequestContext): Principal {
   const principal = ctx.authInfo?.extra?.[PRINCIPAL_KEY] as Principal | undefined;
@@ -91,6 +95,7 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
     const principal = principalOf(ctx);
     // Closing the HTTP request is the 2026-07-28 revision's cancellation, and a client's disconnect in any era.
     const httpSignal = ctx.requestInfo?.signal;
+    const disconnected = ctx.authInfo?.extra?.[DISCONNECT_KEY] as AbortSignal | undefined;
     const server = new Server(
       { name: 'toolgate', title: 'Toolgate', version: options.version },
       {
@@ -118,12 +123,21 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
       if (!isJsonObject(args)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'arguments must be a JSON object');
       const controller = new AbortController();
       const untrack = inflight.track(InflightCalls.key(principal, context.mcpReq.id), controller);
-      const signal = AbortSignal.any([context.mcpReq.signal, controller.signal, ...(httpSignal ? [httpSignal] : [])]);
+      // Every source aborts the one controller through a listener it holds strongly: a signal
+      // combined with AbortSignal.any is linked to its sources only weakly, and a disconnect lost
+      // to garbage collection would let a cancelled call run on to its deadline.
+      const sources = [context.mcpReq.signal, ...(httpSignal ? [httpSignal] : []), ...(disconnected ? [disconnected] : [])];
+      const abort = (): void => controller.abort();
+      for (const source of sources) {
+        if (source.aborted) controller.abort();
+        else source.addEventListener('abort', abort, { once: true });
+      }
       let result: InvokeResult;
       try {
-        result = await gateway.invoke(principal, { tool: request.params.name, args }, { signal });
+        result = await gateway.invoke(principal, { tool: request.params.name, args }, { signal: controller.signal });
       } finally {
         untrack();
+        for (const source of sources) source.removeEventListener('abort', abort);
       }
       if (!result.ok) return denialResult(result.callId, result.denial) as CallToolResult;
       // The advertised output schema decides the 2025-era `{result: …}` wrap of a non-object output.
@@ -144,8 +158,13 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
   });
 
   return {
-    handle(request, principal) {
-      const authInfo: AuthInfo = { token: '', clientId: principal.id, scopes: [], extra: { [PRINCIPAL_KEY]: principal } };
+    handle(request, principal, disconnected) {
+      const authInfo: AuthInfo = {
+        token: '',
+        clientId: principal.id,
+        scopes: [],
+        extra: { [PRINCIPAL_KEY]: principal, ...(disconnected ? { [DISCONNECT_KEY]: disconnected } : {}) },
+      };
       return handler.fetch(request, { authInfo });
     },
     close: () => handler.close(),

@@ -192,6 +192,28 @@ describe('the MCP face over a real gateway', () => {
     });
   }
 
+  describe('a client that goes away', () => {
+    it('cancels its call through the disconnect signal the transport passes, even when the Request carries none', async () => {
+      const disconnected = new AbortController();
+      const answer = face.handle(
+        new Request(URL_, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'slow', arguments: {} } }),
+        }),
+        worker,
+        disconnected.signal,
+      );
+      await expect.poll(() => audit.records.map((r) => r.event)).toEqual(['authorized']);
+      const abortedAt = Date.now();
+      disconnected.abort();
+      await expect.poll(() => stopped.at).toBeGreaterThanOrEqual(abortedAt);
+      await expect.poll(() => audit.records.map((r) => r.event)).toEqual(['authorized', 'denied']);
+      expect(audit.records[1]).toMatchObject({ event: 'denied', gate: 'execute', code: 'EXECUTION_FAILED', tool: 'slow' });
+      await (await answer).text().catch(() => '');
+    });
+  });
+
   describe('cancellation by another principal', () => {
     /** A 2025-era `notifications/cancelled` POST naming `requestId`, sent as `principal`. */
     const cancel = (principal: Principal, requestId: unknown) =>

@@ -24,13 +24,14 @@ async function readCappedBody(req: IncomingMessage, maxBytes: number): Promise<B
   return Buffer.concat(chunks);
 }
 
-/** Whether the first byte after JSON whitespace opens an array. */
+/**
+ * Whether the body, decoded as the SDK decodes it (UTF-8, a leading byte-order mark dropped),
+ * opens an array after JSON whitespace. Judging the decoded text, not the bytes, leaves no
+ * spelling of an array that the SDK would parse and this check would not see.
+ */
 function isJsonArray(body: Buffer): boolean {
-  for (const byte of body) {
-    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue;
-    return byte === 0x5b;
-  }
-  return false;
+  const text = new TextDecoder('utf-8').decode(body);
+  return /^[\x20\t\n\r]*\[/.test(text);
 }
 
 /** The node request as a web `Request` for the SDK; `signal` fires when the client goes away. */
@@ -65,8 +66,14 @@ async function writeWebResponse(res: ServerResponse, response: Response, extraHe
       if (!res.write(value)) {
         // A socket that closes while full never drains: stop waiting for it then.
         await new Promise<void>((resolve) => {
-          res.once('drain', resolve);
-          res.once('close', resolve);
+          // Whichever fires first removes the other, so a long stream does not pile up listeners.
+          const done = (): void => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.once('drain', done);
+          res.once('close', done);
         });
       }
       if (res.destroyed) {
@@ -120,6 +127,6 @@ export async function serveMcp(req: IncomingMessage, res: ServerResponse, url: U
   res.once('close', () => {
     if (!res.writableFinished) disconnected.abort();
   });
-  const response = await deps.face.handle(toWebRequest(req, url, body, disconnected.signal), principal);
+  const response = await deps.face.handle(toWebRequest(req, url, body, disconnected.signal), principal, disconnected.signal);
   await writeWebResponse(res, response, deps.headers);
 }
