@@ -204,7 +204,8 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
 /**
  * The params to send upstream: the client's own, less the hop-level `_meta` the SDK writes for
  * each connection (protocol envelope, progress token), so the bridge's upstream connection
- * describes itself and keys like `toolgate/approvalId` still reach the server.
+ * describes itself and the client's other `_meta` keys still reach the server (which today reads
+ * none of them: no approval travels over MCP yet, ADR 0049).
  */
 function forwardParams<P extends { _meta?: Record<string, unknown> } | undefined>(params: P): Record<string, unknown> | undefined {
   if (!params) return undefined;
