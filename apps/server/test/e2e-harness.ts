@@ -1,4 +1,5 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BwrapExecutor } from '@toolgate/adapter-executor-bwrap';
@@ -122,4 +123,42 @@ export async function healthTimes(h: Harness, done: () => boolean, options: { in
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
   return times;
+}
+
+/** An answer to {@link sendExact}: the body parsed as JSON when it is JSON, else its text. */
+export interface ExactAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  /** Whatever the server answered: tests read into it freely. */
+  readonly body: any;
+}
+
+/**
+ * One request with exactly the given header lines: node's own Host is suppressed, so a test says
+ * every header a hostile client would send (fetch cannot forge Host or send a wrong Accept).
+ * `tolerateReset` is for bodies the server may refuse before reading them (it may reset the socket
+ * under the client while the answer is already on its way).
+ */
+export function sendExact(
+  port: number,
+  init: { readonly method: string; readonly path: string; readonly headers: readonly [string, string][]; readonly body?: string | Buffer; readonly tolerateReset?: boolean },
+): Promise<ExactAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: init.method, path: init.path, setHost: false, headers: init.headers.flat() }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // Not JSON: the text is the answer.
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      });
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => (init.tolerateReset && (error.code === 'EPIPE' || error.code === 'ECONNRESET') ? undefined : reject(error)));
+    req.end(init.body);
+  });
 }

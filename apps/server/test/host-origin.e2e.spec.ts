@@ -1,42 +1,13 @@
 import { existsSync } from 'node:fs';
-import { request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bwrapUnavailable, startHarness, timedLessCpuWait, type Harness } from './e2e-harness.js';
+import { bwrapUnavailable, sendExact, startHarness, timedLessCpuWait, type ExactAnswer, type Harness } from './e2e-harness.js';
 
 // Response bodies are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-interface Answer {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly body: any;
-}
-
-/**
- * One request with exactly the given header lines (fetch cannot forge Host): node's own Host
- * is suppressed, so a test says every header a hostile client would send.
- */
-function send(port: number, init: { method?: string; path: string; headers: [string, string][]; body?: string }): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: init.method ?? 'GET', path: init.path, setHost: false, headers: init.headers.flat() }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          /* not JSON: keep the text */
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-      });
-    });
-    req.on('error', reject);
-    req.end(init.body);
-  });
-}
+/** One request with exactly the given header lines, by GET unless told otherwise. */
+const send = (port: number, init: { method?: string; path: string; headers: [string, string][]; body?: string }) => sendExact(port, { method: 'GET', ...init });
 
 /** Raw bytes on a socket, for what node's client cannot send (HTTP/1.0 without Host). */
 function sendRaw(port: number, text: string): Promise<{ status: number; body: any }> {
@@ -78,7 +49,7 @@ const ROUTES = [
   { method: 'GET', path: '/no/such/route' },
 ] as const;
 
-const noCorsHeaders = (answer: Answer) => Object.keys(answer.headers).filter((name) => name.startsWith('access-control-'));
+const noCorsHeaders = (answer: ExactAnswer) => Object.keys(answer.headers).filter((name) => name.startsWith('access-control-'));
 
 describe('HTTP face of the demo server (loopback, dev principal)', () => {
   let h: Harness;

@@ -7,7 +7,7 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bwrapUnavailable, healthTimes, startHarness, type Harness } from './e2e-harness.js';
+import { bwrapUnavailable, healthTimes, sendExact, startHarness, type ExactAnswer, type Harness } from './e2e-harness.js';
 
 // Response bodies are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -36,34 +36,9 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 });
 `;
 
-interface Answer {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly body: any;
-}
-
-/** One request with exactly the given header lines (fetch cannot forge Host or send a wrong Accept freely). */
-function send(port: number, init: { method?: string; path?: string; headers: [string, string][]; body?: string | Buffer }): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: init.method ?? 'POST', path: init.path ?? '/mcp', setHost: false, headers: init.headers.flat() }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          /* not JSON: keep the text */
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-      });
-    });
-    // A server that answers before reading an oversized body may reset the socket under us.
-    req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
-    req.end(init.body);
-  });
-}
+/** One request with exactly the given header lines, to `/mcp` by POST unless told otherwise. */
+const send = (port: number, init: { method?: string; path?: string; headers: [string, string][]; body?: string | Buffer }) =>
+  sendExact(port, { method: 'POST', path: '/mcp', tolerateReset: true, ...init });
 
 type Generation = 'modern (v2, 2026-07-28)' | 'legacy (v2, 2025-11-25)' | 'legacy (sdk 1.x, 2025-era)';
 const GENERATIONS: Generation[] = ['modern (v2, 2026-07-28)', 'legacy (v2, 2025-11-25)', 'legacy (sdk 1.x, 2025-era)'];
@@ -410,7 +385,7 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
     });
     it('refuses a chunked body that grows past the cap with 413', async () => {
       await holdsUp(async () => {
-        const answer = await new Promise<Answer>((resolve, reject) => {
+        const answer = await new Promise<ExactAnswer>((resolve, reject) => {
           const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/mcp', setHost: false, headers: [...own(), ['Transfer-Encoding', 'chunked']].flat() }, (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
@@ -461,7 +436,7 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
     }
     for (const version of ['2025-06-18', '2025-11-25']) {
       it(`speaks ${version} to a raw client: initialize agrees on it and tools/list answers under its header`, async () => {
-        const sse = (answer: Answer) => (typeof answer.body === 'string' ? JSON.parse(/data: (.*)/.exec(answer.body)?.[1] ?? '{}') : answer.body);
+        const sse = (answer: ExactAnswer) => (typeof answer.body === 'string' ? JSON.parse(/data: (.*)/.exec(answer.body)?.[1] ?? '{}') : answer.body);
         const init = await send(port, {
           headers: own(),
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
