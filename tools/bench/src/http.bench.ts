@@ -9,6 +9,9 @@ import { target, type BenchLine } from './targets.js';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 const BODY = JSON.stringify({ tool: 'calculator', version: '1.0.0', args: { expression: '2+3*4' } });
+/** The same call as one stateless MCP `tools/call` (a 2025-era request: no session, no initialize). */
+const MCP_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'calculator', arguments: { expression: '2+3*4' } } });
+const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
 const CONNECTIONS = 32;
 const SECONDS = 4;
 
@@ -38,7 +41,7 @@ async function waitFor(url: string, child: ChildProcess, seconds = 60): Promise<
 }
 
 /** Fires requests on `CONNECTIONS` keep-alive connections for `SECONDS`; returns requests/s. */
-async function load(origin: string, path: string, headers: Record<string, string>, check: (body: string) => boolean): Promise<{ rps: number; errors: number }> {
+async function load(origin: string, path: string, headers: Record<string, string>, check: (body: string) => boolean, body = BODY): Promise<{ rps: number; errors: number }> {
   const pool = new Pool(origin, { connections: CONNECTIONS, pipelining: 1 });
   let done = 0;
   let errors = 0;
@@ -46,7 +49,7 @@ async function load(origin: string, path: string, headers: Record<string, string
   const worker = async () => {
     while (Date.now() < until) {
       try {
-        const res = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body: BODY });
+        const res = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body });
         const text = await res.body.text();
         if (res.statusCode === 200 && check(text)) done += 1;
         else errors += 1;
@@ -65,7 +68,9 @@ async function load(origin: string, path: string, headers: Record<string, string
 /**
  * HTTP invoke throughput through tRPC (`POST /trpc/tools.invoke`, the whole gate pipeline with
  * SQLite state and the durable file audit) against a bare `node:http` server answering the same
- * JSON, both as separate processes on this machine, loaded by the same client.
+ * JSON, both as separate processes on this machine, loaded by the same client; then the same call
+ * over REST (`POST /api/v1/tools/invoke`) and over MCP (`POST /mcp`, `tools/call`), measured in the
+ * same run so their ratio is not the machine's mood.
  */
 export async function bench(): Promise<BenchLine[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'toolgate-bench-http-'));
@@ -90,13 +95,23 @@ export async function bench(): Promise<BenchLine[]> {
     await load(`http://127.0.0.1:${gatewayPort}`, '/trpc/tools.invoke', { authorization: 'Bearer demo' }, ok);
     const bareResult = await load(`http://127.0.0.1:${barePort}`, '/', {}, ok);
     const gatewayResult = await load(`http://127.0.0.1:${gatewayPort}`, '/trpc/tools.invoke', { authorization: 'Bearer demo' }, ok);
+    const origin = `http://127.0.0.1:${gatewayPort}`;
+    const auth = { authorization: 'Bearer demo' };
+    await load(origin, '/api/v1/tools/invoke', auth, ok);
+    const restResult = await load(origin, '/api/v1/tools/invoke', auth, ok);
+    await load(origin, '/mcp', { ...auth, ...MCP_HEADERS }, ok, MCP_BODY);
+    const mcpResult = await load(origin, '/mcp', { ...auth, ...MCP_HEADERS }, ok, MCP_BODY);
     const ratio = gatewayResult.rps / bareResult.rps;
+    const mcpToRest = mcpResult.rps / restResult.rps;
     return [
       `load: ${CONNECTIONS} keep-alive connections for ${SECONDS} s each, client in this process`,
       `bare node:http, same JSON answer:      ${bareResult.rps.toFixed(0)} req/s (${bareResult.errors} errors)`,
       `toolgate tools.invoke over tRPC:       ${gatewayResult.rps.toFixed(0)} req/s (${gatewayResult.errors} errors)`,
+      `toolgate tools/invoke over REST:       ${restResult.rps.toFixed(0)} req/s (${restResult.errors} errors)`,
+      `toolgate tools/call over MCP (/mcp):   ${mcpResult.rps.toFixed(0)} req/s (${mcpResult.errors} errors)`,
       `ratio toolgate / bare: ${ratio.toFixed(2)}; each call is audited twice with fdatasync (group commit)`,
       target('toolgate / bare node:http throughput', ratio, '>=', 0.5),
+      target('MCP / REST invoke throughput', mcpToRest, '>=', 1.0),
     ];
   } finally {
     bare.kill('SIGKILL');
