@@ -132,6 +132,15 @@ export class Gateway {
     return this.#approvals.list(principal, filter);
   }
 
+  /**
+   * One approval by id, visible as in `listApprovals`: approvers and operators see their tenant's,
+   * everyone else only their own. Another tenant's id (or another requester's, to a requester) is
+   * `undefined`, the same as an unknown id. Throws `GatewayError` (`INVALID`, `UNAVAILABLE`).
+   */
+  getApproval(principal: Principal, id: string): Promise<ApprovalView | undefined> {
+    return this.#approvals.get(principal, id);
+  }
+
   /** Approves or denies a pending request (approver role, same tenant). Throws `GatewayError`. */
   decideApproval(principal: Principal, id: string, decision: { approve: boolean; reason?: string }): Promise<ApprovalRecord> {
     return this.#approvals.decide(principal, id, decision);

@@ -29,6 +29,8 @@ import { fromStore, holds, requireRole } from './roles.js';
 const DEFAULT_LIST_LIMIT = 50;
 const MAX_LIST_LIMIT = 500;
 const MAX_REASON_LENGTH = 500;
+/** The longest approval id looked up; ids the desk makes are far shorter, and the API bounds them alike. */
+const MAX_ID_LENGTH = 128;
 const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'consumed'];
 
 /**
@@ -210,6 +212,22 @@ export class ApprovalDesk {
     // One after another: the shared budget bounds what one listing reads, in order of the list.
     for (const record of visible) views.push(await this.#view(record, budget));
     return views;
+  }
+
+  /**
+   * One approval by id, with the visibility of `list`: approvers and operators see any of their
+   * tenant's, everyone else only their own requests. Another tenant's id, or someone else's to a
+   * requester, is `undefined`, exactly as an id that does not exist, so its existence does not leak.
+   */
+  async get(principal: Principal, id: string): Promise<ApprovalView | undefined> {
+    if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH) {
+      throw new GatewayError('INVALID', `id must be a string of 1 to ${MAX_ID_LENGTH} characters`);
+    }
+    const everyone = holds(principal, 'approver') || holds(principal, 'operator');
+    const record = await fromStore('read the approval', () => this.needs.approvals.get(principal.tenant, id));
+    // The store is tenant-scoped; this check is the second lock on the same door, as in `list`.
+    if (!record || record.tenant !== principal.tenant || (!everyone && record.requester !== principal.id)) return undefined;
+    return this.#view(record, new ReadBudget());
   }
 
   /** The record with its note, its hidden characters if any, and the digests of workspace files it names. */
