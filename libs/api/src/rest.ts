@@ -44,6 +44,7 @@ const routes: Route[] = [
       return c.approvals.list({ ...(limit !== undefined ? { limit } : {}), ...(status ? { status: status as never } : {}) });
     } },
   { method: 'POST', pattern: /^\/approvals$/, run: (c, r) => c.approvals.request(r.body as never) },
+  { method: 'GET', pattern: /^\/approvals\/([^/]+)$/, run: (c, _r, [id]) => c.approvals.get({ id } as never) },
   { method: 'POST', pattern: /^\/approvals\/([^/]+)\/decide$/, run: (c, r, [id]) =>
       c.approvals.decide({ ...(typeof r.body === 'object' && r.body !== null ? r.body : {}), id } as never) },
   { method: 'GET', pattern: /^\/settings\/egress$/, run: (c) => c.settings.egress.get() },

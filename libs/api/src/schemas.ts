@@ -34,6 +34,9 @@ export const approvalListInput = z
   })
   .default({ limit: 50 });
 
+/** One approval by id: ids are bounded as everywhere else, so a long one is refused before any lookup. */
+export const approvalGetInput = z.strictObject({ id: z.string().min(1).max(128) });
+
 export const approvalDecideInput = z.strictObject({
   id: z.string().min(1).max(128),
   approve: z.boolean(),

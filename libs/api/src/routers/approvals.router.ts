@@ -1,7 +1,8 @@
-import type { JsonObject } from '@toolgate/contracts';
+import { redactSecrets, type JsonObject } from '@toolgate/contracts';
+import { TRPCError } from '@trpc/server';
 import type { Gateway } from '@toolgate/gateway';
 import { mapGatewayErrors } from '../errors.js';
-import { approvalDecideInput, approvalListInput, approvalRequestInput } from '../schemas.js';
+import { approvalDecideInput, approvalGetInput, approvalListInput, approvalRequestInput } from '../schemas.js';
 import { authedProcedure, router } from '../trpc.js';
 
 export function createApprovalsRouter(gateway: Gateway) {
@@ -22,6 +23,16 @@ export function createApprovalsRouter(gateway: Gateway) {
         gateway.listApprovals(ctx.principal, { limit: input.limit, ...(input.status ? { status: input.status } : {}) }),
       ),
     ),
+    /**
+     * One approval by id, visible as in `list`. Another tenant's id, and another requester's to a
+     * requester, is NOT_FOUND with the same message as an unknown id, so nothing tells them apart.
+     */
+    get: authedProcedure.input(approvalGetInput).query(async ({ ctx, input }) => {
+      const view = await mapGatewayErrors(() => gateway.getApproval(ctx.principal, input.id));
+      // Redacted before it is cut, as the desk quotes ids: a cut secret may no longer match a rule.
+      if (!view) throw new TRPCError({ code: 'NOT_FOUND', message: `There is no approval '${redactSecrets(input.id).slice(0, 64)}' that you can see in your tenant.` });
+      return view;
+    }),
     /** Approves or denies a pending request (approver role, same tenant). */
     decide: authedProcedure.input(approvalDecideInput).mutation(({ ctx, input }) =>
       mapGatewayErrors(() =>
