@@ -31,7 +31,7 @@ export {
   type ProcessTier,
   type LongLivedTier,
 } from './executor-tiers.js';
-export type { ToolContext, ToolHandler, ToolDefinition } from './tool-handler.js';
+export type { ToolContext, ToolHandler, ToolDefinition, ProgressUpdate, CallerRequests, CallerRequestKind, InvokeOptions } from './tool-handler.js';
 export type { ToolSource } from './tool-source.port.js';
 export { ToolExecutorsToken, type ToolExecutor, type ExecutorIsolation, type ExecutionOutcome } from './tool-executor.port.js';
 export type { ProcessRunner, ProcessSpec, ProcessLimits, ProcessResult, PreparedCommand } from './process-runner.port.js';

@@ -18,6 +18,62 @@ export interface ToolContext {
   readonly http?: HttpClient;
   /** Process runner of the tool's tier; absent at tier 0. */
   readonly process?: ProcessRunner;
+  /**
+   * Reports how far the call is, to a caller that asked for progress; absent otherwise. The
+   * gateway rate-limits what it relays (the last update always goes), caps and flattens the
+   * message, and drops updates once the call is over, so a handler may call it freely.
+   */
+  readonly progress?: (update: ProgressUpdate) => void;
+  /**
+   * Requests the tool may put to the calling client (an upstream MCP server's elicitation or
+   * sampling); absent when the caller can answer none. Each member is present only when the
+   * calling client declared that capability; a request after the call ended is refused.
+   */
+  readonly caller?: CallerRequests;
+}
+
+/** One progress report of a running call (MCP `notifications/progress`, without its token). */
+export interface ProgressUpdate {
+  /** Work done so far; grows with every update. */
+  readonly progress: number;
+  /** Work in total, when known. */
+  readonly total?: number;
+  /** A short human-readable note; the gateway caps and flattens it before relaying. */
+  readonly message?: string;
+}
+
+/**
+ * What a running tool may ask of the client that made the call, each relayed and answered
+ * within the call. Params and results are MCP-shaped JSON (`elicitation/create`,
+ * `sampling/createMessage`); they come from and go to untrusted parties and are checked by the
+ * side that relays them.
+ */
+export interface CallerRequests {
+  /** Asks the calling client's user for input (MCP `elicitation/create`); rejects when refused, aborted or over. */
+  elicit?(params: JsonObject, signal: AbortSignal): Promise<JsonObject>;
+  /** Asks the calling client's model for a message (MCP `sampling/createMessage`); rejects when refused, aborted or over. */
+  sample?(params: JsonObject, signal: AbortSignal): Promise<JsonObject>;
+  /**
+   * Tells the gateway the tool refused a request of its upstream itself (the caller lacks the
+   * capability, or the request was malformed or oversized), so the call's audit can say so.
+   */
+  refused?(kind: CallerRequestKind, reason: string): void;
+}
+
+/** The kinds of request a tool may relay to its caller. */
+export type CallerRequestKind = 'elicitation' | 'sampling';
+
+/**
+ * What a face passes with a call besides the request: the caller's cancellation, and what the
+ * caller can receive or answer while the call runs.
+ */
+export interface InvokeOptions {
+  /** Fires when the caller goes away or cancels; the call is then aborted. */
+  readonly signal?: AbortSignal;
+  /** Present when the caller asked for progress (an MCP progress token); called with what the gateway relays. */
+  readonly progress?: (update: ProgressUpdate) => void;
+  /** The requests the calling client declared it can answer. */
+  readonly caller?: CallerRequests;
 }
 
 /** The code of a tool. Throw `ToolError` for failures the caller should read. */

@@ -43,6 +43,8 @@ export interface Call {
   approval?: ApprovalGrant;
   /** egress: hosts the call may reach, or every public host. */
   egress?: { readonly hosts: ReadonlySet<string>; readonly allowAny: boolean };
+  /** execute: what the call relayed between its tool and its caller (for the audit). */
+  relay?: { summary(): string | undefined };
 }
 
 /** Creates the state of a call about to enter the gates. */
@@ -78,7 +80,9 @@ export interface CallGate {
 }
 
 /** A step's answer after the tool ran: its output, or why the call failed or was stopped. */
-export type Execution = { readonly ok: true; readonly output: JsonValue } | { readonly ok: false; readonly denial: Denial; readonly failed: boolean };
+export type Execution =
+  | { readonly ok: true; readonly output: JsonValue }
+  | { readonly ok: false; readonly denial: Denial; readonly failed: boolean; readonly cancelled?: boolean };
 
 /** What every answer of an accepted call carries beside its result: the repairs, if any. */
 export function repairedOf(call: Call): { readonly repaired?: Repair[] } {

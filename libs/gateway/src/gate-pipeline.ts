@@ -8,6 +8,7 @@ import type {
   Gate,
   GatewayListener,
   HttpClient,
+  InvokeOptions,
   InvokeResult,
   PrincipalDirectory,
   SettingsStore,
@@ -30,7 +31,7 @@ import type { GatewayLimits } from './limits.js';
 import type { ToolAccess } from './registry/tool-access.js';
 import type { ToolRegistry } from './registry/tool-registry.js';
 import { authorize, type CommitNeeds } from './steps/commit-step.js';
-import { execute, executorFor, type ExecuteNeeds } from './steps/execute-step.js';
+import { CANCELLED_DETAIL, execute, executorFor, type ExecuteNeeds } from './steps/execute-step.js';
 import { recordOutcome, type OutcomeNeeds } from './steps/outcome-step.js';
 import { checkOutput, type OutputNeeds } from './steps/output-step.js';
 
@@ -110,6 +111,13 @@ function stages(w: PipelineWiring): Stages {
   };
 }
 
+/** The audit detail of a call stopped before its tool finished: a cancellation says so, and what was relayed. */
+function stoppedDetail(call: Call, cancelled: boolean): string | undefined {
+  const relayed = call.relay?.summary();
+  if (!cancelled) return relayed;
+  return relayed === undefined ? CANCELLED_DETAIL : `${CANCELLED_DETAIL}; ${relayed}`;
+}
+
 /**
  * Runs gates in order and stops at the first refusal. A gate that throws (a store that is down,
  * or a bug) refuses with STATE_UNAVAILABLE at that gate: the pipeline fails closed.
@@ -145,7 +153,7 @@ export class GatePipeline {
     this.#stages = stages(wiring);
   }
 
-  async invoke(call: Call, signal?: AbortSignal): Promise<InvokeResult> {
+  async invoke(call: Call, options: InvokeOptions = {}): Promise<InvokeResult> {
     const stage = this.#stages;
     const refused = await runGates(stage.preflight, call);
     if (refused) return this.refuse(call, refused);
@@ -155,8 +163,8 @@ export class GatePipeline {
     const unauthorized = await authorize(call, stage.commit);
     if (unauthorized) return this.refuse(call, unauthorized);
 
-    const ran = await execute(call, stage.execute, executor, signal);
-    if (!ran.ok && !ran.failed) return this.refuse(call, ran.denial);
+    const ran = await execute(call, stage.execute, executor, options);
+    if (!ran.ok && !ran.failed) return this.refuse(call, ran.denial, stoppedDetail(call, ran.cancelled === true));
     const result = ran.ok ? checkOutput(call, stage.output, ran.output) : ran;
     const outcome = await recordOutcome(call, stage.outcome, result);
     return 'answer' in outcome ? outcome.answer : this.refuse(call, outcome.unaudited);
@@ -178,10 +186,11 @@ export class GatePipeline {
     return 'execute' in executor ? undefined : executor;
   }
 
-  /** Audits a refusal (a failing audit does not change the answer) and returns it. */
-  async refuse(call: Call, denial: Denial): Promise<InvokeResult> {
+  /** Audits a refusal (a failing audit does not change the answer) and returns it; `detail` goes into its record. */
+  async refuse(call: Call, denial: Denial, detail?: string): Promise<InvokeResult> {
     try {
-      await this.#wiring.audit.append(denialEvent(call, this.#wiring.clock.now(), denial));
+      const event = denialEvent(call, this.#wiring.clock.now(), denial);
+      await this.#wiring.audit.append(detail === undefined ? event : { ...event, detail });
     } catch {
       // The refusal stands either way; there is nothing safer to answer.
     }

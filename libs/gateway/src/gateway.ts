@@ -6,6 +6,7 @@ import type {
   EgressSettings,
   ExplainResult,
   Gate,
+  InvokeOptions,
   InvokeRequest,
   InvokeResult,
   JsonObject,
@@ -77,7 +78,7 @@ export class Gateway {
   }
 
   /** Runs a tool call through every gate. Never throws: an unexpected fault is a denial too. */
-  async invoke(principal: Principal, request: InvokeRequest, options: { signal?: AbortSignal } = {}): Promise<InvokeResult> {
+  async invoke(principal: Principal, request: InvokeRequest, options: InvokeOptions = {}): Promise<InvokeResult> {
     let call: Call;
     try {
       call = this.#newCall('invoke', principal, request);
@@ -86,7 +87,7 @@ export class Gateway {
       return { ok: false, callId: 'unassigned', denial: unexpectedAt('lookup') };
     }
     try {
-      return await this.#pipeline.invoke(call, options.signal);
+      return await this.#pipeline.invoke(call, options);
     } catch {
       return this.#pipeline.refuse(call, unexpected(call));
     }

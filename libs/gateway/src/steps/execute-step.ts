@@ -5,6 +5,7 @@ import {
   type Denial,
   type ExecutionOutcome,
   type HttpClient,
+  type InvokeOptions,
   type TenantWorkspaces,
   type ToolContext,
   type ToolExecutor,
@@ -13,6 +14,7 @@ import { toolOf, type Call, type Execution } from '../call.js';
 import { deny } from '../denials/deny.js';
 import { sanitizeToolMessage } from '../denials/error-sanitizer.js';
 import { ScopedHttpClient } from '../egress/scoped-http-client.js';
+import { CallRelay } from './call-relay.js';
 
 /** What the execute step uses: the tenant's workspace, and the guarded client networked tools get. */
 export interface ExecuteNeeds {
@@ -43,10 +45,11 @@ export function executorFor(call: Call, executors: ReadonlyMap<string, ToolExecu
  * the gateway keeps no clock of its own. Caller cancellation stays here. Only `ToolError`
  * messages reach the caller (sanitized); anything else is generic.
  */
-export async function execute(call: Call, needs: ExecuteNeeds, executor: ToolExecutor, callerSignal?: AbortSignal): Promise<Execution> {
+export async function execute(call: Call, needs: ExecuteNeeds, executor: ToolExecutor, options: InvokeOptions = {}): Promise<Execution> {
   call.gate = 'execute';
   const { manifest, handler } = toolOf(call);
   const { timeoutMs } = manifest;
+  const callerSignal = options.signal;
   if (callerSignal?.aborted) return cancelled();
 
   let workspaceRoot = needs.workspaces.created(call.principal.tenant);
@@ -68,6 +71,11 @@ export async function execute(call: Call, needs: ExecuteNeeds, executor: ToolExe
   const onCallerAbort = callerSignal ? (): void => controller?.abort(new ToolAbortedError('the caller went away')) : undefined;
   if (callerSignal && onCallerAbort) callerSignal.addEventListener('abort', onCallerAbort, { once: true });
   const signal = controller?.signal ?? NEVER_ABORTED;
+  // A relay exists only where something can use it: a caller that takes progress or answers
+  // requests, or an MCP source's tool, whose upstream may ask and must then be refused (and audited).
+  const relay =
+    options.progress || options.caller || manifest.provenance !== 'first-party' ? new CallRelay(options) : undefined;
+  if (relay) call.relay = relay;
 
   const ctx: ToolContext = {
     signal,
@@ -76,6 +84,8 @@ export async function execute(call: Call, needs: ExecuteNeeds, executor: ToolExe
     callId: call.callId,
     ...(networked && call.egress ? { http: new ScopedHttpClient(needs.http as HttpClient, call.egress.hosts, call.egress.allowAny, signal) } : {}),
     ...(executor.processes ? { process: executor.processes } : {}),
+    ...(relay?.progress ? { progress: relay.progress } : {}),
+    ...(relay ? { caller: relay.caller } : {}),
   };
 
   try {
@@ -92,6 +102,7 @@ export async function execute(call: Call, needs: ExecuteNeeds, executor: ToolExe
     // The call is over: whatever still runs with its signal (an HTTP request of a handler that
     // stopped waiting for it) stops now.
     controller?.abort(new ToolAbortedError('the call is over'));
+    relay?.end();
     if (callerSignal && onCallerAbort) callerSignal.removeEventListener('abort', onCallerAbort);
   }
 }
@@ -123,6 +134,14 @@ function timedOut(timeoutMs: number): Execution {
   };
 }
 
+/** The audit `detail` of a call its caller cancelled (its code stays `EXECUTION_FAILED`). */
+export const CANCELLED_DETAIL = 'cancelled by the caller';
+
 function cancelled(): Execution {
-  return { ok: false, failed: false, denial: deny('execute', 'EXECUTION_FAILED', 'The call was cancelled by the caller before the tool finished.') };
+  return {
+    ok: false,
+    failed: false,
+    cancelled: true,
+    denial: deny('execute', 'EXECUTION_FAILED', 'The call was cancelled by the caller before the tool finished.', undefined, { reason: 'CANCELLED' }),
+  };
 }

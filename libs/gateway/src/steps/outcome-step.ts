@@ -16,9 +16,15 @@ export interface OutcomeNeeds {
  */
 export async function recordOutcome(call: Call, needs: OutcomeNeeds, result: Execution): Promise<{ readonly answer: InvokeResult } | { readonly unaudited: Denial }> {
   const now = needs.clock.now();
+  // What the call relayed to its caller (progress, elicitation, sampling) is part of its record.
+  const relayed = call.relay?.summary();
   const event = result.ok
-    ? callEvent(call, now, 'succeeded')
-    : callEvent(call, now, 'failed', { gate: result.denial.gate, code: result.denial.code, detail: result.denial.message });
+    ? callEvent(call, now, 'succeeded', relayed === undefined ? undefined : { detail: relayed })
+    : callEvent(call, now, 'failed', {
+        gate: result.denial.gate,
+        code: result.denial.code,
+        detail: relayed === undefined ? result.denial.message : `${result.denial.message}; ${relayed}`,
+      });
   try {
     await needs.audit.append(event);
   } catch {
