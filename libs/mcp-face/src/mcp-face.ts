@@ -1,13 +1,28 @@
-import { createMcpHandler, ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type McpRequestContext } from '@modelcontextprotocol/server';
-import type { InvokeRequest, InvokeResult, JsonObject, Principal, ToolManifest } from '@toolgate/contracts';
+import { createMcpHandler, ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type JSONRPCMessage, type McpRequestContext } from '@modelcontextprotocol/server';
+import type { ApprovalRecord, Denial, ExplainResult, InvokeRequest, InvokeResult, JsonObject, Principal, ToolManifest } from '@toolgate/contracts';
+import { ApprovalFlow, approvalIdOf, DEFAULT_APPROVAL_WAIT_MS, PendingElicitations, type FlowAnswer } from './approval-flow.js';
+import { CALLER_KEY, callerOf, inspectLegacyPost, LegacySessions, randomKey, SessionRefused, sessionRefusedResponse, type CallerSeed } from './client-session.js';
+import { randomTokenKey, SignedTokens } from './signed-token.js';
 import { denialResult, toCallToolResult } from './denial-result.js';
-import { toMcpTool } from './tool-definitions.js';
+import { findVisibleTool, toMcpTool } from './tool-definitions.js';
 import { DEFAULT_PAGE_SIZE, InvalidCursorError, pageOfTools } from './tool-pages.js';
 
-/** What the MCP face needs of the gateway: the same two operations `tools.list` and `tools.invoke` use. */
+/**
+ * What the MCP face needs of the gateway: the operations `tools.list`, `tools.invoke` and
+ * `tools.explain` use, and asking for and reading one's own approvals (ADR 0050).
+ */
 export interface McpFaceGateway {
   listTools(principal: Principal): readonly ToolManifest[];
   invoke(principal: Principal, request: InvokeRequest, options?: { signal?: AbortSignal }): Promise<InvokeResult>;
+  /** The gates' verdict and the payload digest of a call, without running or auditing it. */
+  explain(principal: Principal, request: InvokeRequest): Promise<ExplainResult>;
+  /** Creates a pending approval request for one exact (repaired) payload. */
+  requestApproval(
+    principal: Principal,
+    request: { tool: string; version?: string; args: JsonObject },
+  ): Promise<{ readonly ok: true; readonly approval: ApprovalRecord } | { readonly ok: false; readonly denial: Denial; readonly callId?: string }>;
+  /** One approval the principal may see (its own request), or undefined. */
+  getApproval(principal: Principal, id: string): Promise<ApprovalRecord | undefined>;
 }
 
 export interface McpFaceOptions {
@@ -20,6 +35,21 @@ export interface McpFaceOptions {
   readonly maxBodyBytes: number;
   /** Out-of-band SDK errors (reporting only). */
   readonly onError?: (error: Error) => void;
+  /**
+   * Where an approver decides one approval request: the URL an elicitation and a tool error
+   * point at. Without it, the server-relative path `/approvals/<id>`.
+   */
+  readonly approvalUrl?: (approvalId: string) => string;
+  /**
+   * How long a call is held while a human decides its approval (default 300000 ms); 0 never
+   * holds, and every client gets the approval id to retry with.
+   */
+  readonly approvalWaitMs?: number;
+  /**
+   * The key that signs `requestState` and 2025-era session ids (at least 32 bytes). Processes
+   * serving one deployment must share it; by default each process draws its own.
+   */
+  readonly stateKey?: Uint8Array;
 }
 
 /**
@@ -33,8 +63,10 @@ export interface McpFace {
    * never reads a token). Aborting `disconnected` (the client went away) or `request.signal`
    * cancels the call it carries. Pass `disconnected` where the transport knows: it is held here
    * for the whole call, where a `Request`'s own signal may be let go with the `Request`.
+   * Pass `parsedBody` where the transport has already parsed the POST body as JSON: the SDK then
+   * uses it instead of cloning, reading and parsing the body again (undefined: the SDK reads it).
    */
-  handle(request: Request, principal: Principal, disconnected?: AbortSignal): Promise<Response>;
+  handle(request: Request, principal: Principal, disconnected?: AbortSignal, parsedBody?: unknown): Promise<Response>;
   /** Aborts in-flight modern exchanges and closes their per-request servers. */
   close(): Promise<void>;
 }
@@ -52,15 +84,16 @@ function principalOf(ctx: McpRequestContext): Principal {
 }
 
 /**
- * In-flight calls by (tenant, principal, JSON-RPC id). A stateless server answers a 2025-era
- * `notifications/cancelled` on a new request, so the call it names is found here; keyed by the
- * principal, a client can cancel only calls of its own principal.
+ * In-flight calls by (tenant, principal, client session, JSON-RPC id). A stateless server answers
+ * a 2025-era `notifications/cancelled` on a new request, so the call it names is found here;
+ * keyed by the principal and the signed session (ADR 0051), a client can cancel only its own
+ * calls, and two clients of one principal reusing an id do not cancel each other's.
  */
 class InflightCalls {
   readonly #calls = new Map<string, Set<AbortController>>();
 
-  static key(principal: Principal, id: unknown): string {
-    return JSON.stringify([principal.tenant, principal.id, id]);
+  static key(principal: Principal, sessionKey: string, id: unknown): string {
+    return JSON.stringify([principal.tenant, principal.id, sessionKey, id]);
   }
 
   /** Registers a call; the returned function unregisters it. */
@@ -90,9 +123,21 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
   if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`pageSize must be a positive integer (got ${pageSize})`);
 
   const inflight = new InflightCalls();
+  const tokens = new SignedTokens({ key: options.stateKey ?? randomTokenKey() });
+  const sessions = new LegacySessions(tokens);
+  const pendingElicitations = new PendingElicitations();
+  const approvals = new ApprovalFlow({
+    gateway,
+    tokens,
+    approvalUrl: options.approvalUrl ?? ((id) => `/approvals/${encodeURIComponent(id)}`),
+    waitMs: options.approvalWaitMs ?? DEFAULT_APPROVAL_WAIT_MS,
+    elicitations: pendingElicitations,
+  });
 
   const factory = (ctx: McpRequestContext): Server => {
     const principal = principalOf(ctx);
+    // A 2025-era notification names a call of the same client session; without one, of the principal.
+    const legacySessionKey = (ctx.authInfo?.extra?.[CALLER_KEY] as CallerSeed | undefined)?.legacy?.sessionKey ?? 'legacy:no-session';
     // Closing the HTTP request is the 2026-07-28 revision's cancellation, and a client's disconnect in any era.
     const httpSignal = ctx.requestInfo?.signal;
     const disconnected = ctx.authInfo?.extra?.[DISCONNECT_KEY] as AbortSignal | undefined;
@@ -121,8 +166,10 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
     server.setRequestHandler('tools/call', async (request, context) => {
       const args = request.params.arguments ?? {};
       if (!isJsonObject(args)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'arguments must be a JSON object');
+      const approvalId = approvalIdOf(request.params._meta);
+      const caller = callerOf(context);
       const controller = new AbortController();
-      const untrack = inflight.track(InflightCalls.key(principal, context.mcpReq.id), controller);
+      const untrack = inflight.track(InflightCalls.key(principal, caller.sessionKey, context.mcpReq.id), controller);
       // Every source aborts the one controller through a listener it holds strongly: a signal
       // combined with AbortSignal.any is linked to its sources only weakly, and a disconnect lost
       // to garbage collection would let a cancelled call run on to its deadline.
@@ -132,21 +179,37 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
         if (source.aborted) controller.abort();
         else source.addEventListener('abort', abort, { once: true });
       }
-      let result: InvokeResult;
+      let answer: FlowAnswer;
       try {
-        result = await gateway.invoke(principal, { tool: request.params.name, args }, { signal: controller.signal });
+        const requestState = context.mcpReq.requestState();
+        const transport = server.transport;
+        answer = await approvals.call(
+          principal,
+          caller,
+          { tool: request.params.name, args, ...(approvalId === undefined ? {} : { approvalId }) },
+          {
+            signal: controller.signal,
+            ...(requestState === undefined ? {} : { requestState }),
+            ...(context.mcpReq.inputResponses ? { inputResponses: context.mcpReq.inputResponses } : {}),
+            // A 2025-era call's stream carries the face's own elicitation/create (ADR 0051).
+            ...(caller.era === 'legacy' && transport ? { push: (message: JSONRPCMessage) => transport.send(message, { relatedRequestId: context.mcpReq.id }) } : {}),
+          },
+        );
       } finally {
         untrack();
         for (const source of sources) source.removeEventListener('abort', abort);
       }
+      if (answer.kind === 'answer') return answer.result as CallToolResult;
+      const result = answer.result;
       if (!result.ok) return denialResult(result.callId, result.denial) as CallToolResult;
       // The advertised output schema decides the 2025-era `{result: …}` wrap of a non-object output.
-      const manifest = gateway.listTools(principal).find((t) => t.name === request.params.name);
+      // A call by an export's alias (ADR 0053) ran the real tool: find it by either name.
+      const manifest = findVisibleTool(gateway.listTools(principal), request.params.name);
       return server.projectCallToolResult(toCallToolResult(result) as CallToolResult, manifest?.output);
     });
     server.setNotificationHandler('notifications/cancelled', (notification) => {
       const id = notification.params?.requestId;
-      if (id !== undefined) inflight.cancel(InflightCalls.key(principal, id));
+      if (id !== undefined) inflight.cancel(InflightCalls.key(principal, legacySessionKey, id));
     });
     return server;
   };
@@ -158,14 +221,36 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
   });
 
   return {
-    handle(request, principal, disconnected) {
+    async handle(request, principal, disconnected, parsedBody) {
+      const sessionId = request.headers.get('mcp-session-id');
+      let seed: CallerSeed = { requestKey: randomKey() };
+      if (sessionId !== null) {
+        try {
+          seed = { ...seed, legacy: sessions.verify(principal, sessionId) };
+        } catch (error) {
+          if (!(error instanceof SessionRefused)) throw error;
+          // The spec's answer to a session the server does not hold: 404, and the client initializes again.
+          return sessionRefusedResponse(error.message);
+        }
+      }
+      const inspected = await inspectLegacyPost(request, seed);
+      if (inspected.answered && seed.legacy) {
+        // The client's answer to the face's own elicitation/create: no SDK instance expects it (ADR 0051).
+        pendingElicitations.settle(seed.legacy.sessionKey, inspected.answered.id, inspected.answered);
+        return new Response(null, { status: 202 });
+      }
       const authInfo: AuthInfo = {
         token: '',
         clientId: principal.id,
         scopes: [],
-        extra: { [PRINCIPAL_KEY]: principal, ...(disconnected ? { [DISCONNECT_KEY]: disconnected } : {}) },
+        extra: { [PRINCIPAL_KEY]: principal, [CALLER_KEY]: seed, ...(disconnected ? { [DISCONNECT_KEY]: disconnected } : {}) },
       };
-      return handler.fetch(request, { authInfo });
+      const response = await handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
+      if (!inspected.initialize || response.status !== 200) return response;
+      // A 2025-era initialize answered: hand the client a signed session naming what it declared (ADR 0051).
+      const headers = new Headers(response.headers);
+      headers.set('mcp-session-id', sessions.mint(principal, inspected.initialize.protocolVersion, inspected.initialize.capabilities));
+      return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
     },
     close: () => handler.close(),
   };

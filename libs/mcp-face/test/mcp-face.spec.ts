@@ -59,6 +59,8 @@ function gatewayWith(tools: ToolDefinition[], audit: RecordingAuditSink): Gatewa
 const seen: string[] = [];
 /** The JSON-RPC ids of the `tools/call` requests the face received. */
 const callIds: unknown[] = [];
+/** The `Mcp-Session-Id` of the last `tools/call` the face received (2025 era, ADR 0051). */
+let lastSession: string | null = null;
 
 /** A fetch that serves the face in process as `principal`, passing the caller's abort signal on. */
 function fetchAs(face: McpFace, principal: Principal) {
@@ -67,7 +69,10 @@ function fetchAs(face: McpFace, principal: Principal) {
     if (request.method === 'POST') {
       const message = (await request.clone().json()) as { method?: string; id?: unknown };
       seen.push(String(message.method));
-      if (message.method === 'tools/call') callIds.push(message.id);
+      if (message.method === 'tools/call') {
+        callIds.push(message.id);
+        lastSession = request.headers.get('mcp-session-id');
+      }
     }
     return face.handle(request, principal);
   };
@@ -216,11 +221,16 @@ describe('the MCP face over a real gateway', () => {
 
   describe('cancellation by another principal', () => {
     /** A 2025-era `notifications/cancelled` POST naming `requestId`, sent as `principal`. */
-    const cancel = (principal: Principal, requestId: unknown) =>
+    const cancel = (principal: Principal, requestId: unknown, session?: string) =>
       face.handle(
         new Request(URL_, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-11-25',
+            ...(session ? { 'mcp-session-id': session } : {}),
+          },
           body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'hostile' } }),
         }),
         principal,
@@ -240,8 +250,9 @@ describe('the MCP face over a real gateway', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(stopped.at).toBeUndefined();
       expect(audit.records.map((r) => r.event)).toEqual(['authorized']);
-      // Its own principal can.
-      await cancel(worker, id);
+      // Its own client can, in the session the call came in (ADR 0051 keys cancellation by it).
+      expect(lastSession).toBeTruthy();
+      await cancel(worker, id, lastSession ?? undefined);
       await expect.poll(() => stopped.at).toBeDefined();
       controller.abort();
       await call;
