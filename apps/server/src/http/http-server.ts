@@ -3,6 +3,7 @@ import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { createContextInner, createRestHandler, restMethodHasBody, type AppRouter, type HealthReport } from '@toolgate/api';
 import type { Principal, PrincipalDirectory } from '@toolgate/contracts';
 import type { McpFace } from '@toolgate/mcp-face';
+import { createApprovalPage } from './approval-page.js';
 import { answerPreflight, corsResponseHeaders, isPreflight } from './cors.js';
 import type { HostGuard } from './host-guard.js';
 import { serveMcp } from './mcp-route.js';
@@ -80,13 +81,15 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unk
 }
 
 /**
- * The HTTP surface: tRPC at `/trpc`, REST at `/api/v1`, MCP at `/mcp`, liveness at `/healthz`.
- * Every response is JSON (or MCP's event stream); an unexpected failure is a 500 with a generic message and the detail goes to the log.
+ * The HTTP surface: tRPC at `/trpc`, REST at `/api/v1`, MCP at `/mcp`, liveness at `/healthz`, and
+ * the approval page at `/approvals/<id>` with its assets under `/approval-page/` (ADR 0052).
+ * Every response is JSON (or MCP's event stream, or the approval page's files); an unexpected failure is a 500 with a generic message and the detail goes to the log.
  * Every request passes the Host/Origin guard first; only `/healthz` answers a refused one, with
- * nothing but `{ok}`.
+ * nothing but `{ok}`, and the approval page a top-level navigation refused only as cross-site.
  */
 export function createHttpServer(deps: HttpServerDeps): Server {
   const handleRest = createRestHandler(deps.router);
+  const approvalPage = createApprovalPage();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const verdict = deps.guard.check(req);
@@ -95,6 +98,11 @@ export function createHttpServer(deps: HttpServerDeps): Server {
         // Probes (load balancers, often HTTP/1.0 without Host) still learn liveness, and nothing else.
         const { ok } = deps.health();
         return sendJson(res, ok ? 200 : 503, { ok });
+      }
+      // An approver following a link from a web-based client arrives cross-site; the page holds no
+      // data and cannot be framed, so its document (never the API) is served to such a navigation.
+      if (verdict.refusal.code === 'CROSS_SITE_NOT_ALLOWED' && verdict.url && approvalPage.isCrossSiteNavigation(req, verdict.url.pathname)) {
+        return approvalPage.serve(req, res, verdict.url.pathname);
       }
       // The body of a refused request is never read; close rather than drain it.
       res.setHeader('connection', 'close');
@@ -148,6 +156,8 @@ export function createHttpServer(deps: HttpServerDeps): Server {
       return serveMcp(req, res, url, authenticate(req, deps.directory), { face: deps.mcp, maxBodyBytes: deps.maxBodyBytes, headers });
     }
 
+    if (approvalPage.handles(path)) return approvalPage.serve(req, res, path);
+
     if (path.startsWith('/api/v1/')) {
       const method = req.method ?? 'GET';
       let body: unknown;
@@ -161,7 +171,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
       return sendJson(res, answer.status, answer.body);
     }
 
-    sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${path.slice(0, 200)}; see /api/v1, /trpc, /mcp and /healthz` } });
+    sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${path.slice(0, 200)}; see /api/v1, /trpc, /mcp, /approvals/<id> and /healthz` } });
   };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
