@@ -21,3 +21,4 @@ export {
 export { startHostListener, HOST_LISTENER_GREETING, type HostListener } from './network/host-listener.js';
 export { filling, MAX_ARGS_ARRAY_BYTES } from './payloads/filling.js';
 export { threadSchedule, timeOnThread, type ThreadSchedule } from './timing/thread-schedule.js';
+export { chromiumPath, chromiumForSuite, CHROMIUM_CANDIDATES } from './browser/chromium-path.js';
