@@ -7,6 +7,7 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedSchema } from '@toolgate/gateway';
 import { bwrapUnavailable, healthTimes, sendExact, startHarness, type ExactAnswer, type Harness } from './e2e-harness.js';
 
 // Response bodies are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
@@ -135,7 +136,8 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
         for (const manifest of rest) {
           const tool = listed.find((t) => t.name === manifest.name)!;
           expect(tool.description).toBe(manifest.description);
-          expect(tool.inputSchema).toEqual(manifest.input);
+          // Closed at every level, as the LLM exports are (ADR 0053): web_search's manifest drops unknown arguments instead.
+          expect(tool.inputSchema).toEqual(closedSchema(manifest.input));
           expect(typeof tool.title).toBe('string');
           expect(tool.annotations).toMatchObject({ readOnlyHint: expect.any(Boolean), destructiveHint: expect.any(Boolean), openWorldHint: expect.any(Boolean) });
         }

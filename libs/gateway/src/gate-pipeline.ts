@@ -24,7 +24,7 @@ import { budgetGate } from './gates/budget-gate.js';
 import { depthGate } from './gates/depth-gate.js';
 import { egressGate } from './gates/egress-gate.js';
 import { inputGate } from './gates/input-gate.js';
-import { lookupGate } from './gates/lookup-gate.js';
+import { lookupGate, namedAsSent } from './gates/lookup-gate.js';
 import { permissionsGate } from './gates/permissions-gate.js';
 import { sizeGate } from './gates/size-gate.js';
 import type { GatewayLimits } from './limits.js';
@@ -133,7 +133,7 @@ export async function runGates(gates: readonly CallGate[], call: Call, passed?: 
     } catch {
       denial = stateUnavailable(gate.name);
     }
-    if (denial) return denial;
+    if (denial) return namedAsSent(call, denial);
     passed?.push(gate.name);
   }
   return undefined;
@@ -187,7 +187,8 @@ export class GatePipeline {
   }
 
   /** Audits a refusal (a failing audit does not change the answer) and returns it; `detail` goes into its record. */
-  async refuse(call: Call, denial: Denial, detail?: string): Promise<InvokeResult> {
+  async refuse(call: Call, refusal: Denial, detail?: string): Promise<InvokeResult> {
+    const denial = namedAsSent(call, refusal);
     try {
       const event = denialEvent(call, this.#wiring.clock.now(), denial);
       await this.#wiring.audit.append(detail === undefined ? event : { ...event, detail });

@@ -23,6 +23,7 @@ import { GatePipeline, type PipelineWiring } from './gate-pipeline.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import { ToolAccess } from './registry/tool-access.js';
+import { exportTools, type ToolExport, type ToolExportFormat } from './registry/tool-exports.js';
 
 /**
  * The one chokepoint every tool call passes: twelve gates in a fixed order, failing closed
@@ -121,6 +122,16 @@ export class Gateway {
     const tools = this.#wiring.registry.list();
     const mine = new Set(this.#wiring.access.toolsOf(principal, tools));
     return tools.filter((t) => mine.has(t.manifest.name)).map((t) => t.manifest);
+  }
+
+  /**
+   * The tools this principal may call, as `listTools` shows them, in `format` (ADR 0053): the
+   * manifests, or definitions ready for an LLM request, with the alias of every name the vendor's
+   * rule refuses. An alias is never a registered tool's name, visible or not: that name would win.
+   */
+  exportTools<F extends ToolExportFormat>(principal: Principal, format: F): ToolExport<F> {
+    const registered = new Set(this.#wiring.registry.list().map((t) => t.manifest.name));
+    return exportTools(this.listTools(principal), format, (name) => registered.has(name));
   }
 
   /** Asks for an approval of one exact (repaired) payload; returns the pending record with its digest. */

@@ -4,6 +4,28 @@ export { DEFAULT_LIMITS, type GatewayLimits } from './limits.js';
 export { GatewayError, type GatewayErrorCode } from './denials/gateway-error.js';
 export { ToolRegistry, type RejectedTool } from './registry/tool-registry.js';
 export { checkToolDefinition, type ToolTrust } from './registry/manifest-rules.js';
+export {
+  ALIAS_SHAPE,
+  TOOL_EXPORT_FORMATS,
+  TOOL_NAME_RULES,
+  aliasOf,
+  closedSchema,
+  exportName,
+  exportTools,
+  findVisibleTool,
+  toMcpTool,
+  toolHints,
+  toolTitle,
+  type AnthropicToolDefinition,
+  type McpToolDefinition,
+  type OpenAiToolDefinition,
+  type ToolAlias,
+  type ToolExport,
+  type ToolExportFormat,
+  type ToolHints,
+  type VendorFormat,
+  type WithheldTool,
+} from './registry/tool-exports.js';
 export type { ApprovalRequestResult, ApprovalView } from './desks/approval-desk.js';
 export { APPROVAL_FILES_NOTE, NAMED_FILE_LIMITS, type NamedFile } from './desks/named-files.js';
 export type { TenantAuditReport } from './desks/audit-access.js';

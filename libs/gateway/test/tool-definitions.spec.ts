@@ -1,6 +1,6 @@
 import type { ToolManifest } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { toMcpTool, toolHints, toolTitle } from './tool-definitions.js';
+import { toMcpTool, toolHints, toolTitle } from '../src/registry/tool-exports.js';
 
 const base: ToolManifest = {
   name: 'x',

@@ -1,27 +1,36 @@
-import type { CallGate } from '../call.js';
+import type { Denial, ToolDefinition } from '@toolgate/contracts';
+import type { Call, CallGate } from '../call.js';
 import { closestNames } from '../denials/closest-names.js';
 import { deny } from '../denials/deny.js';
 import type { ToolAccess } from '../registry/tool-access.js';
+import { ALIAS_SHAPE, resolveAlias } from '../registry/tool-exports.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 
-/** What the lookup gate reads: the registered tools, and which of them the caller may use (for suggestions). */
+/** What the lookup gate reads: the registered tools, and which of them the caller may use (for suggestions and aliases). */
 export interface LookupNeeds {
   readonly registry: Pick<ToolRegistry, 'get' | 'list'>;
   readonly access: Pick<ToolAccess, 'toolsOf'>;
 }
 
+/** The longest name a refusal repeats: the longest a registered tool can have. */
+const SHOWN_NAME_CHARS = 128;
+
 /**
- * Gate 1: the tool exists, at the version the caller pinned. Suggestions for an unknown name
- * come only from tools the caller may use, so a typo never reveals another role's tools.
+ * Gate 1: the tool exists, at the version the caller pinned. A name is a registered tool's real
+ * name first; only when it is none may it be the alias an export gave a tool (ADR 0053), and then
+ * only of a tool the caller may use, so an alias never reaches, or reveals, another role's tool.
+ * From here on the call is the real tool's: the audit, the approval and the digests name it.
+ * Suggestions for an unknown name come only from tools the caller may use, so a typo never
+ * reveals another role's tools.
  */
 export function lookupGate({ registry, access }: LookupNeeds): CallGate {
   return {
     name: 'lookup',
     check(call) {
       const { tool: name, version } = call.request;
-      const tool = typeof name === 'string' ? registry.get(name) : undefined;
+      const tool = typeof name === 'string' ? (registry.get(name) ?? byAlias(call, name)) : undefined;
       if (!tool) {
-        const shown = typeof name === 'string' ? name.slice(0, 64) : String(name);
+        const shown = typeof name === 'string' ? name.slice(0, SHOWN_NAME_CHARS) : String(name);
         const mine = access.toolsOf(call.principal, registry.list());
         const close = typeof name === 'string' ? closestNames(name, mine) : [];
         return deny(
@@ -45,4 +54,26 @@ export function lookupGate({ registry, access }: LookupNeeds): CallGate {
       return undefined;
     },
   };
+
+  function byAlias(call: Call, name: string): ToolDefinition | undefined {
+    // Most unknown names are typos; only one shaped like an alias costs a walk over the catalog.
+    if (!ALIAS_SHAPE.test(name)) return undefined;
+    const all = registry.list();
+    const registered = new Set(all.map((d) => d.manifest.name));
+    const real = resolveAlias(access.toolsOf(call.principal, all), name, (n) => registered.has(n));
+    return real === undefined ? undefined : all.find((d) => d.manifest.name === real);
+  }
+}
+
+/**
+ * A refusal of a call made by an alias, worded with the name the caller sent: a model that only
+ * knows the alias must recognise its own call. Every gate quotes the tool as `'<name>'`, so the
+ * real name in quotes is swapped for the alias; the audit still records the real name.
+ */
+export function namedAsSent(call: Call, denial: Denial): Denial {
+  const sent = call.request.tool;
+  const real = call.tool?.manifest.name;
+  if (real === undefined || typeof sent !== 'string' || sent === real) return denial;
+  const swap = (text: string) => text.split(`'${real}'`).join(`'${sent}'`);
+  return { ...denial, message: swap(denial.message), ...(denial.hint === undefined ? {} : { hint: swap(denial.hint) }) };
 }

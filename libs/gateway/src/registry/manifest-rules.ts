@@ -24,6 +24,9 @@ export interface ToolTrust {
 const FIRST_PARTY_NAME = /^[a-z](?:_?[a-z0-9])*_?$/;
 const MCP_NAME = /^[a-z][a-z0-9_-]*__[A-Za-z0-9_-]+$/;
 const MAX_NAME_LENGTH = 64;
+// MCP's own cap (2025-11-25): a server's long tool name is offered under its full name, and the
+// LLM exports alias it where a vendor allows only 64 (ADR 0053).
+const MAX_MCP_NAME_LENGTH = 128;
 const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 const MCP_PROVENANCE = /^mcp:[a-z0-9][a-z0-9_-]{0,63}$/;
 const INTEGRITY = /^sha256:[0-9a-f]{64}$/;
@@ -38,7 +41,7 @@ export function checkToolDefinition(def: ToolDefinition, trust: ToolTrust = {}):
   if (typeof def !== 'object' || def === null) throw new GatewayError('INVALID', 'a tool definition must be an object');
   const manifest = def.manifest;
   if (typeof manifest !== 'object' || manifest === null) throw new GatewayError('INVALID', 'a tool definition needs a manifest');
-  const label = typeof manifest.name === 'string' ? `tool '${manifest.name.slice(0, MAX_NAME_LENGTH)}'` : 'a tool';
+  const label = typeof manifest.name === 'string' ? `tool '${manifest.name.slice(0, MAX_MCP_NAME_LENGTH)}'` : 'a tool';
   const fail = (rule: string): never => {
     throw new GatewayError('INVALID', `${label}: ${rule}`);
   };
@@ -58,10 +61,11 @@ function checkIdentity(m: ToolManifest, fail: Fail): void {
   const mcp = m.provenance !== 'first-party';
   if (mcp && !MCP_PROVENANCE.test(m.provenance)) fail(`provenance '${m.provenance}' must be 'first-party' or 'mcp:<server>'`);
   const pattern = mcp ? MCP_NAME : FIRST_PARTY_NAME;
-  if (typeof m.name !== 'string' || m.name.length > MAX_NAME_LENGTH || !pattern.test(m.name)) {
+  const maxLength = mcp ? MAX_MCP_NAME_LENGTH : MAX_NAME_LENGTH;
+  if (typeof m.name !== 'string' || m.name.length > maxLength || !pattern.test(m.name)) {
     fail(
       mcp
-        ? `the name must be '<server>__<tool>' (letters, digits, '_' and '-'), at most ${MAX_NAME_LENGTH} characters`
+        ? `the name must be '<server>__<tool>' (letters, digits, '_' and '-'), at most ${MAX_MCP_NAME_LENGTH} characters`
         : `the name must be snake_case (a-z, 0-9, single '_', starting with a letter; '__' is reserved for MCP tools), at most ${MAX_NAME_LENGTH} characters`,
     );
   }
