@@ -11,6 +11,7 @@ import {
   type ToolDefinition,
   type ToolSource,
 } from '@toolgate/contracts';
+import { CallerBridge, UPSTREAM_CLIENT_CAPABILITIES } from './caller-bridge.js';
 import type { DiscoveryBounds } from './discovery-budget.js';
 import type { McpServerConfig } from './mcp-servers-config.js';
 import { LinearOutputValidator, MCP_TOOL_LIMITS, errorText, sanitiseMessage, toToolOutput } from './mcp-tool-schema.js';
@@ -74,6 +75,8 @@ interface Connection {
   readonly names: ReadonlyMap<string, string>;
   readonly definitions: readonly ToolDefinition[];
   readonly transport: ProcessGroupStdioTransport;
+  /** The calls in flight on this connection, to which the server's own requests are relayed. */
+  readonly bridge: CallerBridge;
 }
 
 const systemClock: Clock = { now: () => Date.now() };
@@ -176,9 +179,13 @@ export class McpToolSource implements ToolSource {
       onStderr: stderrLogSink(this.name, this.stderrLogBytes, this.opts.log),
       ...(this.opts.stopGraceMs === undefined ? {} : { killGraceMs: this.opts.stopGraceMs }),
     });
-    // No client capabilities: the server cannot ask the gateway for sampling, roots or elicitation.
-    // The SDK checks structured output against the server's outputSchema: on the linear engine.
-    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new LinearOutputValidator() });
+    // Elicitation and sampling are declared so the server offers the tools that use them; each
+    // request is relayed to the call's own client only if that client declared it (ADR 0054).
+    // Never roots: the gateway has no roots to show. The SDK checks structured output against the
+    // server's outputSchema: on the linear engine.
+    const client = new Client(CLIENT_INFO, { capabilities: UPSTREAM_CLIENT_CAPABILITIES, jsonSchemaValidator: new LinearOutputValidator() });
+    const bridge = new CallerBridge(this.name);
+    bridge.attach(client);
     let connection: Connection | undefined;
     let exited = false;
     client.onclose = () => {
@@ -203,7 +210,7 @@ export class McpToolSource implements ToolSource {
       if (exited) throw new Error('the process exited during start-up');
       const { definitions, names } = await discoverTools(listed, client.getServerVersion()?.version, this.discovered(), () => exited || this.closed);
       if (exited) throw new Error('the process exited during start-up');
-      connection = { client, upSince: this.clock.now(), names, definitions, transport };
+      connection = { client, upSince: this.clock.now(), names, definitions, transport, bridge };
       return connection;
     } catch (error) {
       await client.close().catch(() => undefined);
@@ -240,13 +247,29 @@ export class McpToolSource implements ToolSource {
       throw new ToolError(`MCP server '${this.name}' no longer offers '${name}' since its restart`, 'NOT_FOUND');
     }
     let result: Awaited<ReturnType<Client['callTool']>>;
+    const progress = ctx.progress;
+    const untrack = live.bridge.track(ctx);
     try {
       result = await live.client.callTool({ name: remoteName, arguments: args }, undefined, {
         signal: ctx.signal,
         timeout: this.timeoutMs,
+        // A progress token goes upstream only when the caller asked for progress; the text is the
+        // server's, so it is flattened like its other text (the gateway caps and rate-limits it).
+        ...(progress
+          ? {
+              onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                progress({
+                  progress: p.progress,
+                  ...(p.total === undefined ? {} : { total: p.total }),
+                  ...(typeof p.message === 'string' ? { message: sanitiseMessage(p.message, 200) } : {}),
+                }),
+            }
+          : {}),
       });
     } catch (error) {
       throw this.callFailure(name, error, ctx.signal, live);
+    } finally {
+      untrack();
     }
     if (!Array.isArray(result['content'])) {
       throw new ToolError(`MCP server '${this.name}' sent a result without content for '${name}'`, 'MCP_BAD_RESPONSE');

@@ -126,6 +126,14 @@ export function testExecutor(options: ExecutorSuiteOptions): void {
       expect(seen).toEqual([{ x: [1, 'two'] }, 'call-1', 'worker-1', workspace, false]);
     });
 
+    // An MCP source's tool relays its upstream's progress and requests through these (ADR 0054).
+    it("passes the caller's progress sink and requests through to the handler unchanged", async () => {
+      const progress = (): void => undefined;
+      const caller = { elicit: async () => ({ action: 'decline' }) };
+      const handler: ToolHandler = { invoke: async (_args, ctx) => ctx.progress === progress && ctx.caller === caller };
+      await expect(executor.execute(handler, {}, { ...context(), progress, caller }, 5000)).resolves.toEqual({ status: 'returned', output: true });
+    });
+
     it('gives the handler a process runner at process tiers and none at tier 0', async () => {
       const handler: ToolHandler = { invoke: async (_args, ctx) => ctx.process !== undefined };
       await expect(executor.execute(handler, {}, context(), 5000)).resolves.toEqual({ status: 'returned', output: processTier });
