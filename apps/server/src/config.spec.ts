@@ -268,6 +268,58 @@ describe('who may address the HTTP face: TOOLGATE_ALLOWED_HOSTS, TOOLGATE_ALLOWE
     expect(message).toMatch(/^TOOLGATE_ALLOWED_HOSTS entry/);
     expect(message).not.toContain(long);
   });
+
+  describe('MCP approvals: TOOLGATE_MCP_APPROVAL_WAIT_MS and TOOLGATE_MCP_STATE_KEY', () => {
+    it('holds an MCP call up to 5 minutes by default and draws the state key per process', () => {
+      const config = loadConfig({});
+      expect(config.mcpApprovalWaitMs).toBe(300_000);
+      expect(config.mcpStateKey).toBeUndefined();
+    });
+
+    it.each([
+      ['0', 0],
+      ['1', 1],
+      ['3600000', 3_600_000],
+    ])('accepts a wait of %s ms', (value, ms) => expect(loadConfig({ TOOLGATE_MCP_APPROVAL_WAIT_MS: value }).mcpApprovalWaitMs).toBe(ms));
+
+    it.each(['3600001', '-1', '5m', '1e3', '0x10', '30.5', '300000ms'])('refuses a wait of %s, naming the variable and the range', (value) => {
+      expect(() => loadConfig({ TOOLGATE_MCP_APPROVAL_WAIT_MS: value })).toThrow(/^TOOLGATE_MCP_APPROVAL_WAIT_MS must be a whole number from 0 to 3600000/);
+    });
+
+    it('decodes a state key given as standard or URL-safe base64, directly or as a file', () => {
+      const bytes = Buffer.alloc(32, 0xfb);
+      expect(Buffer.from(loadConfig({ TOOLGATE_MCP_STATE_KEY: bytes.toString('base64') }).mcpStateKey ?? [])).toEqual(bytes);
+      expect(Buffer.from(loadConfig({ TOOLGATE_MCP_STATE_KEY: bytes.toString('base64url') }).mcpStateKey ?? [])).toEqual(bytes);
+      const dir = mkdtempSync(join(tmpdir(), 'toolgate-state-key-'));
+      try {
+        writeFileSync(join(dir, 'key'), `${bytes.toString('base64')}\n`);
+        const config = loadConfig({ TOOLGATE_MCP_STATE_KEY_FILE: 'key' }, dir);
+        expect(Buffer.from(config.mcpStateKey ?? [])).toEqual(bytes);
+        expect(config.secretFiles).toContainEqual({ variable: 'TOOLGATE_MCP_STATE_KEY_FILE', path: join(dir, 'key'), asSet: 'key' });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it.each([
+      ['too short: 31 bytes', Buffer.alloc(31, 1).toString('base64'), /must decode to at least 32 bytes \(got 31/],
+      ['not base64', 'this is not base64 but is long enough!!', /must be base64/],
+      ['hex, which is not base64 of 32 bytes', 'a'.repeat(40), /must decode to at least 32 bytes/],
+      ['base64 with a character outside both alphabets', `${Buffer.alloc(40, 1).toString('base64').slice(0, 40)}*`, /must be base64/],
+      ['padding in the middle', `AAAA=AAAA${'A'.repeat(40)}`, /must be base64/],
+    ])('refuses a state key that is %s, never echoing it', (_name, value, message) => {
+      let text = '';
+      try {
+        loadConfig({ TOOLGATE_MCP_STATE_KEY: value });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        text = (error as Error).message;
+      }
+      expect(text).toMatch(/^TOOLGATE_MCP_STATE_KEY /);
+      expect(text).toMatch(message);
+      expect(text).not.toContain(value);
+    });
+  });
 });
 
 describe('isLoopbackHost', () => {

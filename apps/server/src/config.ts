@@ -61,6 +61,16 @@ export interface ServerConfig {
   /** Where clients reach the server, e.g. through a reverse proxy (TOOLGATE_PUBLIC_URL); its host and origin are allowed. */
   readonly publicUrl?: string;
   /**
+   * How long an MCP call is held while a human decides its approval (TOOLGATE_MCP_APPROVAL_WAIT_MS,
+   * default 300000, 0 never holds, at most 3600000).
+   */
+  readonly mcpApprovalWaitMs: number;
+  /**
+   * The key that signs MCP `requestState` and 2025-era session ids (TOOLGATE_MCP_STATE_KEY, base64
+   * of at least 32 bytes). Absent, each process draws a random one; processes behind one URL must share it.
+   */
+  readonly mcpStateKey?: Uint8Array;
+  /**
    * The path variables as the operator wrote them (absent when unset), for start-up messages: the
    * resolved paths above would add the server's working directory to a relative value.
    */
@@ -219,6 +229,25 @@ function publicUrl(env: Env, name: string): string | undefined {
   return url.href;
 }
 
+/** The shortest `TOOLGATE_MCP_STATE_KEY`, in decoded bytes: an HMAC-SHA256 key no shorter than its output. */
+const MIN_MCP_STATE_KEY_BYTES = 32;
+
+/** TOOLGATE_MCP_STATE_KEY: standard or URL-safe base64 of at least 32 bytes; never echoed. */
+function mcpStateKey(env: Env, abs: (p: string) => string): Uint8Array | undefined {
+  const value = secret(env, 'TOOLGATE_MCP_STATE_KEY', abs);
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  // Decoding is lenient about stray characters, so the alphabet and padding are checked first.
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) {
+    throw new ConfigError('TOOLGATE_MCP_STATE_KEY must be base64 (use e.g. `openssl rand -base64 32`)');
+  }
+  const key = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  if (key.length < MIN_MCP_STATE_KEY_BYTES) {
+    throw new ConfigError(`TOOLGATE_MCP_STATE_KEY must decode to at least ${MIN_MCP_STATE_KEY_BYTES} bytes (got ${key.length}; use e.g. \`openssl rand -base64 32\`)`);
+  }
+  return new Uint8Array(key);
+}
+
 /**
  * Reads and validates the configuration. Any invalid value stops the server with a message that
  * names the variable; secrets (API keys, HMAC keys, database passwords) are never echoed.
@@ -252,6 +281,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
   const baseUrl = httpUrl(env, 'TOOLGATE_WEB_SEARCH_BASE_URL');
   const apiKey = secret(env, 'TOOLGATE_WEB_SEARCH_API_KEY', abs);
   const shell = shellTier(env);
+  const stateKey = mcpStateKey(env, abs);
   const bwrapPath = text(env, 'TOOLGATE_BWRAP_PATH') ?? 'bwrap';
   if (bwrapPath.includes('\0') || (bwrapPath.includes('/') && !isAbsolute(bwrapPath))) {
     throw new ConfigError('TOOLGATE_BWRAP_PATH must be a command name or an absolute path');
@@ -290,7 +320,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     allowedHosts: hostList(env, 'TOOLGATE_ALLOWED_HOSTS'),
     allowedOrigins: originList(env, 'TOOLGATE_ALLOWED_ORIGINS'),
     ...(publicUrlValue ? { publicUrl: publicUrlValue } : {}),
-    secretFiles: ['DATABASE_URL', 'TOOLGATE_AUDIT_HMAC_KEY', 'TOOLGATE_WEB_SEARCH_API_KEY'].flatMap((name) => {
+    mcpApprovalWaitMs: int(env, 'TOOLGATE_MCP_APPROVAL_WAIT_MS', 300_000, 0, 3_600_000),
+    ...(stateKey ? { mcpStateKey: stateKey } : {}),
+    secretFiles: ['DATABASE_URL', 'TOOLGATE_AUDIT_HMAC_KEY', 'TOOLGATE_WEB_SEARCH_API_KEY', 'TOOLGATE_MCP_STATE_KEY'].flatMap((name) => {
       const file = text(env, `${name}_FILE`);
       return file === undefined ? [] : [{ variable: `${name}_FILE`, path: abs(file), asSet: file }];
     }),

@@ -1,7 +1,9 @@
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createAppRouter, type HealthReport } from '@toolgate/api';
 import { createMcpFace } from '@toolgate/mcp-face';
 import { AuditSinkToken, PrincipalDirectoryToken } from '@toolgate/contracts';
+import type { ServerConfig } from '../config.js';
 import { createHostGuard } from '../http/host-guard.js';
 import { createHttpServer } from '../http/http-server.js';
 import { AppRouterToken, ConfigToken, GatewayToken, HealthToken, HostGuardToken, HttpServerToken, LogToken } from '../tokens.js';
@@ -14,6 +16,26 @@ function oneLine(message: string): string {
   let line = '';
   for (const char of message.slice(0, 200)) line += char < ' ' || char === '\u007f' ? ' ' : char;
   return line;
+}
+
+/**
+ * Where an approver opens one approval request: under TOOLGATE_PUBLIC_URL when set, else the
+ * address the server listens on (read when asked, so a port chosen at listen time is right).
+ */
+export function approvalUrlOf(config: Pick<ServerConfig, 'publicUrl' | 'host' | 'port'>, server: () => Server | undefined): (approvalId: string) => string {
+  return (approvalId) => {
+    let base: string;
+    if (config.publicUrl) {
+      base = config.publicUrl.replace(/\/+$/, '');
+    } else {
+      const bound = server()?.address() as AddressInfo | null | undefined;
+      const port = bound?.port ?? config.port;
+      // A wildcard bind answers on loopback too; that is the one address sure to reach it from this host.
+      const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' || config.host === '[::]' ? '[::1]' : config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
+      base = `http://${host}:${port}`;
+    }
+    return `${base}/approvals/${encodeURIComponent(approvalId)}`;
+  };
 }
 
 /** Stops accepting requests and waits for open ones; idle keep-alive connections are closed at once. */
@@ -45,13 +67,25 @@ export function bindHttpFace(binder: Binder): void {
     .resolved(
       HttpServerToken,
       { router: AppRouterToken, directory: PrincipalDirectoryToken, health: HealthToken, guard: HostGuardToken, gateway: GatewayToken, config: ConfigToken, log: LogToken },
-      ({ config, gateway, ...deps }) =>
-        createHttpServer({
+      ({ config, gateway, ...deps }) => {
+        // Read only once a request asks, by which time the server exists.
+        const server: Server = createHttpServer({
           ...deps,
           maxBodyBytes: config.maxBodyBytes,
-          // The MCP face lists and calls through the same gateway as tRPC and REST (ADR 0049).
-          mcp: createMcpFace({ gateway, version: VERSION, maxBodyBytes: config.maxBodyBytes, onError: (error) => deps.log('warn', `MCP: ${oneLine(error.message)}`) }),
-        }),
+          // The MCP face lists and calls through the same gateway as tRPC and REST (ADR 0049), and
+          // points a call that needs an approval at the approval page (ADR 0050).
+          mcp: createMcpFace({
+            gateway,
+            version: VERSION,
+            maxBodyBytes: config.maxBodyBytes,
+            onError: (error) => deps.log('warn', `MCP: ${oneLine(error.message)}`),
+            approvalUrl: approvalUrlOf(config, () => server),
+            approvalWaitMs: config.mcpApprovalWaitMs,
+            ...(config.mcpStateKey ? { stateKey: config.mcpStateKey } : {}),
+          }),
+        });
+        return server;
+      },
     )
     .onDeactivation(closeHttpServer);
 }
