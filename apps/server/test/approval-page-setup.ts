@@ -5,6 +5,8 @@ import { startHarness, type Harness } from './e2e-harness.js';
 export const ALICE = 'alice-token-approval-page-0123456789';
 /** Approver in acme. */
 export const CAROL = 'carol-token-approval-page-0123456789';
+/** Worker and approver in acme: may request, may not approve its own request (no self-approval). */
+export const RITA = 'rita-token-approval-page-0123456789';
 /** Approver and operator in globex: another tenant. */
 export const GINA = 'gina-token-approval-page-0123456789';
 
@@ -21,6 +23,7 @@ export async function startApprovalServer(env: Record<string, string> = {}): Pro
       principals: [
         { id: 'alice', token: ALICE, tenant: 'acme', roles: ['worker'] },
         { id: 'carol', token: CAROL, tenant: 'acme', roles: ['approver'] },
+        { id: 'rita', token: RITA, tenant: 'acme', roles: ['worker', 'approver'] },
         { id: 'gina', token: GINA, tenant: 'globex', roles: ['worker', 'approver', 'operator'] },
       ],
       roles: { worker: ['*'] },
