@@ -12,8 +12,11 @@ const executablePath = chromiumForSuite('approval page (browser)');
 /** Markup and script in every spelling the page must show as text: it would set `window.__pwned` if it ran. */
 const HOSTILE_ARGS =
   '<script>window.__pwned="script"</script><img src=x onerror="window.__pwned=\'img\'"><a href="javascript:window.__pwned=\'link\'">open</a></textarea><svg onload="window.__pwned=\'svg\'"></svg>';
-/** A bidi override and a zero-width space: `exe.gnp` would read as `png.exe`. */
-const HIDDEN_ARGS = 'report\u202Egnp.exe\u200B';
+/**
+ * A bidi override (`exe.gnp` would read as `png.exe`), a zero-width space, then a no-break space,
+ * the braille blank, a tag letter, a bidi isolate and the Hangul filler.
+ */
+const HIDDEN_ARGS = 'report\u202Egnp.exe\u200B a\u00A0b\u2800c\u{E0041}d\u2066e\u3164f';
 
 interface Seen {
   readonly requests: { url: string; authorization?: string }[];
@@ -99,8 +102,8 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
       expect(args).toContain('<img src=x onerror=');
       expect(args).toContain('href=\\"javascript:');
       expect(args).toContain('</textarea>');
-      expect(args).toContain('report\\u{202E}gnp.exe\\u{200B}');
-      expect(args).not.toMatch(/[\u202E\u200B]/);
+      expect(args).toContain('report\\u{202E}gnp.exe\\u{200B} a\\u{00A0}b\\u{2800}c\\u{E0041}d\\u{2066}e\\u{3164}f');
+      expect(args).not.toMatch(/[\u202E\u200B\u00A0\u2800\u2066\u3164]|\u{E0041}/u);
       const hidden = await page.locator('#hidden-list li').allTextContents();
       expect(hidden).toEqual(view.hidden);
       expect(hidden.join(' ')).toContain('U+202E at args.text:');

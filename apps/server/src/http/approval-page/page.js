@@ -6,11 +6,15 @@
   'use strict';
 
   const MAX_ID_LENGTH = 128;
-  /** Characters that do not show as themselves: controls, format (bidi, zero-width), separators, private use, unassigned. */
-  const INVISIBLE_CATEGORY = /^[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]$/u;
-  /** Blank letters and joiners that render as nothing (fillers, grapheme joiner, Khmer vowels, variation selectors). */
-  const BLANK = [[0x115f, 0x1160], [0x3164, 0x3164], [0xffa0, 0xffa0], [0x034f, 0x034f], [0x17b4, 0x17b5], [0x180b, 0x180f], [0xfe00, 0xfe0f], [0xe0100, 0xe01ef]];
-  const invisible = (char, code) => INVISIBLE_CATEGORY.test(char) || BLANK.some(([low, high]) => code >= low && code <= high);
+  /**
+   * Characters that do not show as themselves, as the server's `hidden` counts them: controls,
+   * format (bidi, zero-width, tags), line and paragraph separators, spaces other than U+0020,
+   * private use, unassigned and lone surrogates.
+   */
+  const INVISIBLE_CATEGORY = /^[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Co}\p{Cn}\p{Cs}]$/u;
+  /** Blank letters and joiners that render as nothing (fillers, braille blank, grapheme joiner, Khmer vowels, variation selectors). */
+  const BLANK = [[0x115f, 0x1160], [0x3164, 0x3164], [0xffa0, 0xffa0], [0x2800, 0x2800], [0x034f, 0x034f], [0x17b4, 0x17b5], [0x180b, 0x180f], [0xfe00, 0xfe0f], [0xe0100, 0xe01ef]];
+  const invisible = (char, code) => char !== ' ' && (INVISIBLE_CATEGORY.test(char) || BLANK.some(([low, high]) => code >= low && code <= high));
 
   const byId = (id) => document.getElementById(id);
   const el = {
