@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '@toolgate/contracts';
 import type { McpFace } from '@toolgate/mcp-face';
+import { DEFAULT_WRITE_STALL_MS, writeWebResponse } from './web-response.js';
 
 /** A JSON-RPC error answered over HTTP before the SDK sees the request (no request id is known yet). */
 function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string>): void {
@@ -24,14 +25,30 @@ async function readCappedBody(req: IncomingMessage, maxBytes: number): Promise<B
   return Buffer.concat(chunks);
 }
 
+/** Decodes as the SDK decodes a body: UTF-8, a leading byte-order mark dropped, bad bytes replaced. */
+const UTF8 = new TextDecoder('utf-8');
+
 /**
- * Whether the body, decoded as the SDK decodes it (UTF-8, a leading byte-order mark dropped),
- * opens an array after JSON whitespace. Judging the decoded text, not the bytes, leaves no
- * spelling of an array that the SDK would parse and this check would not see.
+ * Whether the decoded body opens an array after JSON whitespace. Judging the decoded text, the
+ * same text that is parsed, leaves no spelling of an array that the SDK would see and this check
+ * would not.
  */
-function isJsonArray(body: Buffer): boolean {
-  const text = new TextDecoder('utf-8').decode(body);
+function isJsonArray(text: string): boolean {
   return /^[\x20\t\n\r]*\[/.test(text);
+}
+
+/**
+ * The body parsed once, here, for the SDK (`parsedBody`), so it neither clones the request nor
+ * reads and parses it again. Undefined for an empty or malformed body: the SDK then reads the
+ * bytes itself and answers with the parse error the spec names.
+ */
+function parseBody(text: string): unknown {
+  if (text.length === 0) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The node request as a web `Request` for the SDK; `signal` fires when the client goes away. */
@@ -46,55 +63,13 @@ function toWebRequest(req: IncomingMessage, url: URL, body: Buffer | undefined, 
   return new Request(url, { method, headers, signal, ...(body !== undefined && method !== 'GET' && method !== 'HEAD' ? { body } : {}) });
 }
 
-/** Copies the SDK's web `Response` onto the node response, streaming SSE as it comes. */
-async function writeWebResponse(res: ServerResponse, response: Response, extraHeaders: Record<string, string>): Promise<void> {
-  const headers: Record<string, string> = { ...extraHeaders };
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  res.writeHead(response.status, headers);
-  if (!response.body) {
-    res.end();
-    return;
-  }
-  const reader = response.body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      // Flush each SSE event at once; a slow reader applies back-pressure to the SDK.
-      if (!res.write(value)) {
-        // A socket that closes while full never drains: stop waiting for it then.
-        await new Promise<void>((resolve) => {
-          // Whichever fires first removes the other, so a long stream does not pile up listeners.
-          const done = (): void => {
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.once('drain', done);
-          res.once('close', done);
-        });
-      }
-      if (res.destroyed) {
-        await reader.cancel();
-        return;
-      }
-    }
-    res.end();
-  } catch {
-    // The client went away mid-stream: nothing left to answer.
-    res.destroy();
-  } finally {
-    reader.releaseLock();
-  }
-}
-
 export interface McpRouteDeps {
   readonly face: McpFace;
   readonly maxBodyBytes: number;
   /** Headers every response carries (security, CORS). */
   readonly headers: Record<string, string>;
+  /** How long a write may wait for a client that takes no bytes before the response is destroyed and its call aborted (default 30 s). */
+  readonly writeStallMs?: number;
 }
 
 /**
@@ -109,6 +84,7 @@ export async function serveMcp(req: IncomingMessage, res: ServerResponse, url: U
     return sendJsonRpcError(res, 401, -32001, 'missing or invalid bearer token', { ...deps.headers, 'www-authenticate': 'Bearer realm="toolgate"' });
   }
   let body: Buffer | undefined;
+  let parsedBody: unknown;
   if (req.method === 'POST') {
     body = await readCappedBody(req, deps.maxBodyBytes);
     if (body === undefined) {
@@ -118,15 +94,17 @@ export async function serveMcp(req: IncomingMessage, res: ServerResponse, url: U
     }
     // 2025-06-18 removed JSON-RPC batching and 2026-07-28 never had it; the SDK's 2025 fallback
     // would still run every call of an array, so one request cannot fan out into many audited calls.
-    if (isJsonArray(body)) {
+    const text = UTF8.decode(body);
+    if (isJsonArray(text)) {
       return sendJsonRpcError(res, 400, -32600, 'JSON-RPC batch arrays are not supported; send one request per POST', deps.headers);
     }
+    parsedBody = parseBody(text);
   }
   const disconnected = new AbortController();
   // A client that closes the connection before the answer is complete cancels the call it carried.
   res.once('close', () => {
     if (!res.writableFinished) disconnected.abort();
   });
-  const response = await deps.face.handle(toWebRequest(req, url, body, disconnected.signal), principal, disconnected.signal);
-  await writeWebResponse(res, response, deps.headers);
+  const response = await deps.face.handle(toWebRequest(req, url, body, disconnected.signal), principal, disconnected.signal, parsedBody);
+  await writeWebResponse(res, response, deps.headers, deps.writeStallMs ?? DEFAULT_WRITE_STALL_MS);
 }
