@@ -1,9 +1,8 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createAppRouter, type HealthReport } from '@toolgate/api';
 import { createMcpFace } from '@toolgate/mcp-face';
 import { AuditSinkToken, PrincipalDirectoryToken } from '@toolgate/contracts';
-import type { ServerConfig } from '../config.js';
+import { approvalUrlOf } from '../http/approval-page.js';
 import { createHostGuard } from '../http/host-guard.js';
 import { createHttpServer } from '../http/http-server.js';
 import { AppRouterToken, ConfigToken, GatewayToken, HealthToken, HostGuardToken, HttpServerToken, LogToken } from '../tokens.js';
@@ -16,26 +15,6 @@ function oneLine(message: string): string {
   let line = '';
   for (const char of message.slice(0, 200)) line += char < ' ' || char === '\u007f' ? ' ' : char;
   return line;
-}
-
-/**
- * Where an approver opens one approval request: under TOOLGATE_PUBLIC_URL when set, else the
- * address the server listens on (read when asked, so a port chosen at listen time is right).
- */
-export function approvalUrlOf(config: Pick<ServerConfig, 'publicUrl' | 'host' | 'port'>, server: () => Server | undefined): (approvalId: string) => string {
-  return (approvalId) => {
-    let base: string;
-    if (config.publicUrl) {
-      base = config.publicUrl.replace(/\/+$/, '');
-    } else {
-      const bound = server()?.address() as AddressInfo | null | undefined;
-      const port = bound?.port ?? config.port;
-      // A wildcard bind answers on loopback too; that is the one address sure to reach it from this host.
-      const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' || config.host === '[::]' ? '[::1]' : config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
-      base = `http://${host}:${port}`;
-    }
-    return `${base}/approvals/${encodeURIComponent(approvalId)}`;
-  };
 }
 
 /** Stops accepting requests and waits for open ones; idle keep-alive connections are closed at once. */
@@ -79,6 +58,7 @@ export function bindHttpFace(binder: Binder): void {
             version: VERSION,
             maxBodyBytes: config.maxBodyBytes,
             onError: (error) => deps.log('warn', `MCP: ${oneLine(error.message)}`),
+            // The approval page's URL: TOOLGATE_PUBLIC_URL when set, else the listen address (ADR 0052).
             approvalUrl: approvalUrlOf(config, () => server),
             approvalWaitMs: config.mcpApprovalWaitMs,
             ...(config.mcpStateKey ? { stateKey: config.mcpStateKey } : {}),

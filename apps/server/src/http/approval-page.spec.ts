@@ -51,10 +51,11 @@ describe('approvalPageBase: TOOLGATE_PUBLIC_URL, else the listen address', () =>
 
   it('approvalUrlOf reads the port the server listens on when asked, else the configured one', () => {
     let address: { port: number } | null = null;
-    const url = approvalUrlOf({ host: '127.0.0.1', port: 0 }, { address: () => address as never });
+    const url = approvalUrlOf({ host: '127.0.0.1', port: 0 }, () => ({ address: () => address as never }));
     expect(url('x1')).toBe('http://127.0.0.1:0/approvals/x1');
     address = { port: 41234 };
     expect(url('x1')).toBe('http://127.0.0.1:41234/approvals/x1');
-    expect(approvalUrlOf({ host: '0.0.0.0', port: 0, publicUrl: 'https://gw.example.com/' }, { address: () => address as never })('x1')).toBe('https://gw.example.com/approvals/x1');
+    expect(approvalUrlOf({ host: '::', port: 8765 }, () => undefined)('x1')).toBe('http://[::1]:8765/approvals/x1');
+    expect(approvalUrlOf({ host: '0.0.0.0', port: 0, publicUrl: 'https://gw.example.com/' }, () => ({ address: () => address as never }))('x1')).toBe('https://gw.example.com/approvals/x1');
   });
 });

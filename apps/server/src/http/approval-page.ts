@@ -59,10 +59,14 @@ export function approvalPageBase(options: { readonly publicUrl?: string | undefi
 /**
  * `approvalUrl` for the MCP face: approval ids to page URLs on `approvalPageBase`, reading the
  * port the server listens on when asked (it is known only once it listens; port 0 picks one).
+ * `server` is a getter because the face is made before the server that carries it.
  */
-export function approvalUrlOf(config: { readonly publicUrl?: string | undefined; readonly host: string; readonly port: number }, server: Pick<Server, 'address'>): (id: string) => string {
+export function approvalUrlOf(
+  config: { readonly publicUrl?: string | undefined; readonly host: string; readonly port: number },
+  server: () => Pick<Server, 'address'> | undefined,
+): (id: string) => string {
   return (id) => {
-    const address = server.address();
+    const address = server()?.address() ?? null;
     const port = address !== null && typeof address === 'object' ? address.port : config.port;
     return approvalPageUrl(approvalPageBase({ publicUrl: config.publicUrl, bindHost: config.host, port }), id);
   };
