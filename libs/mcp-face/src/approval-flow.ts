@@ -1,5 +1,5 @@
 import { inputRequired, inputResponse, ProtocolError, ProtocolErrorCode, type InputRequiredResult, type JSONRPCMessage } from '@modelcontextprotocol/server';
-import type { ApprovalRecord, Denial, ExplainResult, InvokeRequest, InvokeResult, JsonObject, JsonValue, Principal, ToolManifest } from '@toolgate/contracts';
+import type { ApprovalRecord, Denial, ExplainResult, InvokeOptions, InvokeRequest, InvokeResult, JsonObject, JsonValue, Principal, ToolManifest } from '@toolgate/contracts';
 import { randomKey, SERVER_REQUEST_ID_PREFIX, type CallerClient } from './client-session.js';
 import { denialResult, denialText, type ToolCallResult } from './denial-result.js';
 import { tokenProblemText, type SignedTokens } from './signed-token.js';
@@ -79,7 +79,7 @@ export class PendingElicitations {
 /** What the flow uses of the gateway (a subset of `McpFaceGateway`). */
 export interface ApprovalFlowGateway {
   listTools(principal: Principal): readonly ToolManifest[];
-  invoke(principal: Principal, request: InvokeRequest, options?: { signal?: AbortSignal }): Promise<InvokeResult>;
+  invoke(principal: Principal, request: InvokeRequest, options?: InvokeOptions): Promise<InvokeResult>;
   explain(principal: Principal, request: InvokeRequest): Promise<ExplainResult>;
   requestApproval(
     principal: Principal,
@@ -116,6 +116,8 @@ export interface CallIo {
   readonly inputResponses?: Record<string, unknown>;
   /** Sends a message on this call's own stream (2025 era), for `elicitation/create` and its completion. */
   readonly push?: (message: JSONRPCMessage) => Promise<void>;
+  /** Progress and caller requests the call's tool may use (the caller relay's; ADR 0054). */
+  readonly invoke?: Pick<InvokeOptions, 'progress' | 'caller'>;
 }
 
 /** The flow's answer: a gateway result for the face to project, or a finished MCP result. */
@@ -161,7 +163,7 @@ export class ApprovalFlow {
   /** One `tools/call`: the gateway's result, or the approval exchange that stands in for it. */
   async call(principal: Principal, caller: CallerClient, request: InvokeRequest, io: CallIo): Promise<FlowAnswer> {
     if (io.requestState !== undefined) return this.#resume(principal, caller, request, io);
-    const result = await this.options.gateway.invoke(principal, request, { signal: io.signal });
+    const result = await this.options.gateway.invoke(principal, request, { signal: io.signal, ...io.invoke });
     // A caller that named an approval gets the gateway's own verdict on it.
     if (result.ok || result.denial.code !== 'APPROVAL_REQUIRED' || request.approvalId !== undefined) return { kind: 'invoked', result };
     const waiting = await this.#waitingFor(principal, request, result.denial);
@@ -283,7 +285,7 @@ export class ApprovalFlow {
     switch (end) {
       case 'decided':
         // The gateway decides, from the store: approved runs (consuming it atomically), denied is APPROVAL_DENIED.
-        return { kind: 'invoked', result: await this.options.gateway.invoke(principal, { ...request, approvalId: waiting.approvalId }, { signal: io.signal }) };
+        return { kind: 'invoked', result: await this.options.gateway.invoke(principal, { ...request, approvalId: waiting.approvalId }, { signal: io.signal, ...io.invoke }) };
       case 'declined':
         return { kind: 'answer', result: this.#retryLater(undefined, request.tool, waiting, 'decline') };
       case 'pending':

@@ -1,7 +1,9 @@
 import { createMcpHandler, ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type JSONRPCMessage, type McpRequestContext } from '@modelcontextprotocol/server';
-import type { ApprovalRecord, Denial, ExplainResult, InvokeRequest, InvokeResult, JsonObject, Principal, ToolManifest } from '@toolgate/contracts';
+import type { ApprovalRecord, Denial, ExplainResult, InvokeOptions, InvokeRequest, InvokeResult, JsonObject, Principal, ToolManifest } from '@toolgate/contracts';
 import { ApprovalFlow, approvalIdOf, DEFAULT_APPROVAL_WAIT_MS, PendingElicitations, type FlowAnswer } from './approval-flow.js';
 import { CALLER_KEY, callerOf, inspectLegacyPost, LegacySessions, randomKey, SessionRefused, sessionRefusedResponse, type CallerSeed } from './client-session.js';
+import { CallerRelay } from './caller-relay.js';
+import { progressOf } from './progress-relay.js';
 import { randomTokenKey, SignedTokens } from './signed-token.js';
 import { denialResult, toCallToolResult } from './denial-result.js';
 import { findVisibleTool, toMcpTool } from './tool-definitions.js';
@@ -13,7 +15,7 @@ import { DEFAULT_PAGE_SIZE, InvalidCursorError, pageOfTools } from './tool-pages
  */
 export interface McpFaceGateway {
   listTools(principal: Principal): readonly ToolManifest[];
-  invoke(principal: Principal, request: InvokeRequest, options?: { signal?: AbortSignal }): Promise<InvokeResult>;
+  invoke(principal: Principal, request: InvokeRequest, options?: InvokeOptions): Promise<InvokeResult>;
   /** The gates' verdict and the payload digest of a call, without running or auditing it. */
   explain(principal: Principal, request: InvokeRequest): Promise<ExplainResult>;
   /** Creates a pending approval request for one exact (repaired) payload. */
@@ -126,6 +128,7 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
   const tokens = new SignedTokens({ key: options.stateKey ?? randomTokenKey() });
   const sessions = new LegacySessions(tokens);
   const pendingElicitations = new PendingElicitations();
+  const relays = new CallerRelay({ tokens });
   const approvals = new ApprovalFlow({
     gateway,
     tokens,
@@ -183,18 +186,37 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
       try {
         const requestState = context.mcpReq.requestState();
         const transport = server.transport;
-        answer = await approvals.call(
-          principal,
-          caller,
-          { tool: request.params.name, args, ...(approvalId === undefined ? {} : { approvalId }) },
+        // A 2025-era call's stream carries the face's own requests (ADR 0051, ADR 0054).
+        const push = caller.era === 'legacy' && transport ? (message: JSONRPCMessage) => transport.send(message, { relatedRequestId: context.mcpReq.id }) : undefined;
+        const round = await relays.round(
           {
+            principal,
+            caller,
+            tool: request.params.name,
+            args,
             signal: controller.signal,
             ...(requestState === undefined ? {} : { requestState }),
             ...(context.mcpReq.inputResponses ? { inputResponses: context.mcpReq.inputResponses } : {}),
-            // A 2025-era call's stream carries the face's own elicitation/create (ADR 0051).
-            ...(caller.era === 'legacy' && transport ? { push: (message: JSONRPCMessage) => transport.send(message, { relatedRequestId: context.mcpReq.id }) } : {}),
+            ...progressOf(request.params._meta, context.mcpReq.notify),
+            ...(push ? { push } : {}),
           },
+          (relayed) =>
+            approvals.call(
+              principal,
+              caller,
+              { tool: request.params.name, args, ...(approvalId === undefined ? {} : { approvalId }) },
+              {
+                signal: relayed.signal,
+                ...(relayed.requestState === undefined ? {} : { requestState: relayed.requestState }),
+                ...(context.mcpReq.inputResponses ? { inputResponses: context.mcpReq.inputResponses } : {}),
+                ...(push ? { push } : {}),
+                invoke: relayed.invoke,
+              },
+            ),
         );
+        // The call asked its client something (2026-07-28): this round's answer carries the questions.
+        if (round.kind === 'input') return round.result as never;
+        answer = round.value;
       } finally {
         untrack();
         for (const source of sources) source.removeEventListener('abort', abort);
@@ -236,7 +258,8 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
       const inspected = await inspectLegacyPost(request, seed);
       if (inspected.answered && seed.legacy) {
         // The client's answer to the face's own elicitation/create: no SDK instance expects it (ADR 0051).
-        pendingElicitations.settle(seed.legacy.sessionKey, inspected.answered.id, inspected.answered);
+        const { id } = inspected.answered;
+        if (!pendingElicitations.settle(seed.legacy.sessionKey, id, inspected.answered)) relays.settle(seed.legacy.sessionKey, id, inspected.answered);
         return new Response(null, { status: 202 });
       }
       const authInfo: AuthInfo = {
@@ -252,6 +275,9 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
       headers.set('mcp-session-id', sessions.mint(principal, inspected.initialize.protocolVersion, inspected.initialize.capabilities));
       return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
     },
-    close: () => handler.close(),
+    close: () => {
+      relays.close();
+      return handler.close();
+    },
   };
 }

@@ -1,0 +1,281 @@
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { AuditRecord } from '@toolgate/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { healthTimes, sendExact, startHarness, type Harness } from './e2e-harness.js';
+
+// Response bodies are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+const ALICE = 'alice-token-mcp-relay-0123456789abcdef';
+const BOB = 'bob-token-mcp-relay-0123456789abcdef';
+const OLGA = 'olga-token-mcp-relay-0123456789abcdef';
+const require = createRequire(import.meta.url);
+const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+const ASKING = resolve(__dirname, '../../../libs/adapters/mcp-client/test/fixtures/asking-server.mjs');
+
+type Generation = 'modern (v2, 2026-07-28)' | 'legacy (v2, 2025-11-25)' | 'legacy (sdk 1.x, 2025-era)';
+const GENERATIONS: Generation[] = ['modern (v2, 2026-07-28)', 'legacy (v2, 2025-11-25)', 'legacy (sdk 1.x, 2025-era)'];
+
+/** What the test's client plays: the user who answers elicitations and the model that samples. */
+interface Answers {
+  elicit?: (params: any) => any | Promise<any>;
+  sample?: (params: any) => any | Promise<any>;
+}
+
+interface TestClient {
+  callTool(name: string, args: Record<string, unknown>, options?: { signal?: AbortSignal; onprogress?: (p: any) => void }): Promise<any>;
+  close(): Promise<void>;
+}
+
+/** A client of the generation that declares (and answers) exactly the capabilities given. */
+async function connect(url: string, token: string, generation: Generation, answers: Answers = {}): Promise<TestClient> {
+  const requestInit = { headers: { authorization: `Bearer ${token}` } };
+  const capabilities = {
+    ...(answers.elicit ? { elicitation: { form: {}, url: {} } } : {}),
+    ...(answers.sample ? { sampling: {} } : {}),
+  };
+  if (generation === 'legacy (sdk 1.x, 2025-era)') {
+    const client = new LegacyClient({ name: 'relay-v1', version: '1.0.0' }, { capabilities });
+    if (answers.elicit) client.setRequestHandler(ElicitRequestSchema, async (request) => answers.elicit?.(request.params));
+    if (answers.sample) client.setRequestHandler(CreateMessageRequestSchema, async (request) => answers.sample?.(request.params));
+    await client.connect(new LegacyTransport(new URL(url), { requestInit }));
+    return {
+      callTool: (name, args, options = {}) => client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...options }),
+      close: () => client.close(),
+    };
+  }
+  const client = new ModernClient(
+    { name: 'relay-v2', version: '1.0.0' },
+    {
+      capabilities,
+      ...(generation === 'modern (v2, 2026-07-28)' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}),
+    } as any,
+  );
+  if (answers.elicit) client.setRequestHandler('elicitation/create', async (request: any) => answers.elicit?.(request.params));
+  if (answers.sample) client.setRequestHandler('sampling/createMessage', async (request: any) => answers.sample?.(request.params));
+  await client.connect(new ModernTransport(new URL(url), { requestInit }));
+  return {
+    callTool: (name, args, options = {}) => client.callTool({ name, arguments: args }, { timeout: 60_000, ...options } as any),
+    close: () => client.close(),
+  };
+}
+
+const textOf = (result: any): string => (result.content ?? []).map((c: any) => c.text ?? '').join('\n');
+/** The text an upstream tool answered, out of the output Toolgate wraps it in. */
+const upstreamText = (result: any): string => {
+  try {
+    return textOf(JSON.parse(textOf(result)));
+  } catch {
+    return textOf(result);
+  }
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('upstream elicitation, sampling and progress relayed over /mcp', { timeout: 180_000 }, () => {
+  let h: Harness;
+  let url: string;
+  beforeAll(async () => {
+    h = await startHarness(
+      {},
+      {
+        mcpServers: {
+          servers: [
+            // Trusted as low risk by the operator, so no approval stands between the test and the relay.
+            { name: 'every', command: process.execPath, args: [EVERYTHING, 'stdio'], env: {}, tier: 'unisolated', risk: 'low' },
+            { name: 'asks', command: process.execPath, args: [ASKING], env: {}, tier: 'unisolated', risk: 'low' },
+          ],
+        },
+        principals: {
+          principals: [
+            { id: 'alice', token: ALICE, tenant: 'acme', roles: ['worker'] },
+            { id: 'bob', token: BOB, tenant: 'acme', roles: ['worker'] },
+            { id: 'olga', token: OLGA, tenant: 'acme', roles: ['operator'] },
+          ],
+          roles: { worker: ['*'] },
+          tenants: { acme: { tools: ['*'], selfApproval: false, grants: [{ type: 'exec', scope: 'mcp:every' }, { type: 'exec', scope: 'mcp:asks' }] } },
+        },
+      },
+    );
+    url = `${h.server.url}/mcp`;
+  }, 60_000);
+  afterAll(async () => h?.stop());
+
+  /** The newest audit records of one tool. */
+  async function auditOf(tool: string): Promise<AuditRecord[]> {
+    const audit = await h.call('/api/v1/audit?limit=200', { token: OLGA });
+    return (audit.body as AuditRecord[]).filter((r) => r.tool === tool);
+  }
+
+  describe.each(GENERATIONS)('%s', (generation) => {
+    it("relays the upstream's elicitation to the calling client and hands its answer back, audited", async () => {
+      const asked: any[] = [];
+      const client = await connect(url, ALICE, generation, {
+        elicit: (params) => {
+          asked.push(params);
+          return { action: 'accept', content: { name: `Ada via ${generation}`, check: true } };
+        },
+      });
+      try {
+        const result = await client.callTool('every__trigger_elicitation_request', {});
+        expect(result.isError).toBeFalsy();
+        expect(asked).toHaveLength(1);
+        expect(asked[0]).toMatchObject({ message: 'Please provide inputs for the following fields:', requestedSchema: { type: 'object' } });
+        expect(JSON.stringify(result)).toContain(`Ada via ${generation}`);
+      } finally {
+        await client.close();
+      }
+      const [last] = (await auditOf('every__trigger_elicitation_request')).slice(-1);
+      expect(last).toMatchObject({ event: 'succeeded', principal: 'alice', detail: 'relayed to the caller: elicitation 1: 1 answered' });
+    });
+
+    it('relays the upstream sampling request to the calling client', async () => {
+      const client = await connect(url, ALICE, generation, {
+        sample: (params) => {
+          expect(params.messages[0].content.text).toContain('haiku');
+          return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `a sampled reply for ${generation}` } };
+        },
+      });
+      try {
+        const result = await client.callTool('every__trigger_sampling_request', { prompt: 'a haiku', maxTokens: 20 });
+        expect(result.isError).toBeFalsy();
+        expect(textOf(result)).toContain(`a sampled reply for ${generation}`);
+      } finally {
+        await client.close();
+      }
+      const [last] = (await auditOf('every__trigger_sampling_request')).slice(-1);
+      expect(last?.detail).toBe('relayed to the caller: sampling 1: 1 answered');
+    });
+
+    it('refuses the upstream clearly when the calling client did not declare elicitation, and audits the refusal', async () => {
+      const client = await connect(url, ALICE, generation);
+      try {
+        const result = await client.callTool('every__trigger_elicitation_request', {});
+        expect(result.isError).toBe(true);
+        expect(textOf(result)).toMatch(/did not declare elicitation/);
+      } finally {
+        await client.close();
+      }
+      const [last] = (await auditOf('every__trigger_elicitation_request')).slice(-1);
+      expect(last).toMatchObject({ event: 'failed', code: 'EXECUTION_FAILED' });
+      expect(last?.detail).toMatch(/relayed to the caller: elicitation 1: 0 answered, 1 refused \(the calling client did not declare elicitation\)$/);
+    });
+
+    it('relays progress for the long-running tool when the client sent a progress token', async () => {
+      const client = await connect(url, ALICE, generation);
+      const got: any[] = [];
+      try {
+        const result = await client.callTool('every__trigger_long_running_operation', { duration: 1.2, steps: 4 }, { onprogress: (p) => got.push(p) });
+        expect(result.isError).toBeFalsy();
+      } finally {
+        await client.close();
+      }
+      expect(got.length).toBeGreaterThanOrEqual(2);
+      expect(got[0]).toMatchObject({ progress: 1, total: 4 });
+      for (let i = 1; i < got.length; i += 1) expect(got[i].progress).toBeGreaterThan(got[i - 1].progress);
+    });
+
+    it('cancellation mid-call stops the upstream call, and the audit says the caller cancelled it', async () => {
+      const client = await connect(url, ALICE, generation);
+      const controller = new AbortController();
+      try {
+        const call = client.callTool('asks__wait', {}, { signal: controller.signal });
+        await sleep(400);
+        controller.abort();
+        await expect(call).rejects.toThrow();
+        let flag = '';
+        for (let i = 0; i < 40 && flag !== 'cancelled'; i += 1) {
+          await sleep(100);
+          flag = upstreamText(await client.callTool('asks__was_cancelled', {}));
+        }
+        expect(flag).toBe('cancelled');
+      } finally {
+        await client.close();
+      }
+      const records = await auditOf('asks__wait');
+      expect(records.at(-1)).toMatchObject({ event: 'denied', gate: 'execute', code: 'EXECUTION_FAILED', detail: 'cancelled by the caller' });
+    });
+  });
+
+  describe('progress without a token', () => {
+    it('sends no progress notification when the client sent no progress token, and does when it did', async () => {
+      const call = (meta: object) =>
+        sendExact(h.server.port, {
+          method: 'POST',
+          path: '/mcp',
+          headers: [
+            ['host', `127.0.0.1:${h.server.port}`],
+            ['authorization', `Bearer ${ALICE}`],
+            ['content-type', 'application/json'],
+            ['accept', 'application/json, text/event-stream'],
+            ['mcp-protocol-version', '2025-06-18'],
+          ],
+          body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'every__trigger_long_running_operation', arguments: { duration: 0.6, steps: 3 }, _meta: meta } }),
+        });
+      const without = await call({});
+      expect(String(without.body)).toContain('Long running operation completed');
+      expect(String(without.body)).not.toContain('notifications/progress');
+      const withToken = await call({ progressToken: 'tok-1' });
+      expect(String(withToken.body)).toContain('"method":"notifications/progress"');
+      expect(String(withToken.body)).toContain('"progressToken":"tok-1"');
+    });
+  });
+
+  describe('progress flood', () => {
+    it('an upstream flooding progress reaches the client at about 10 a second, the last always, and the server keeps answering', async () => {
+      const client = await connect(url, ALICE, 'legacy (sdk 1.x, 2025-era)');
+      const got: any[] = [];
+      let done = false;
+      const started = performance.now();
+      const call = client.callTool('asks__flood', { count: 20_000 }, { onprogress: (p) => got.push(p) }).finally(() => (done = true));
+      const health = await healthTimes(h, () => done);
+      const result = await call;
+      const seconds = (performance.now() - started) / 1000;
+      await client.close();
+      expect(upstreamText(result)).toBe('sent 20000');
+      expect(got.length).toBeLessThanOrEqual(Math.ceil(seconds * 10) + 3);
+      // The last update the gateway got is relayed (the gateway spec holds that); the upstream SDK
+      // itself drops the few that arrive in the same turn as the result.
+      expect(got.at(-1)?.progress).toBeGreaterThan(19_000);
+      // eslint-disable-next-line no-control-regex -- the control characters are what must not arrive
+      for (const p of got) expect(p.message).not.toMatch(/[\u0000-\u001f]/);
+      expect(Math.max(...health)).toBeLessThan(100);
+      const [last] = (await auditOf('asks__flood')).slice(-1);
+      expect(last?.detail).toMatch(/^relayed to the caller: progress \d+ \(\d+ dropped\)$/);
+    });
+  });
+
+  describe('requests outside any call', () => {
+    it('refuses an elicitation the upstream sends after the call ended; the client is never asked', async () => {
+      let asked = 0;
+      const client = await connect(url, ALICE, 'legacy (sdk 1.x, 2025-era)', { elicit: () => ((asked += 1), { action: 'accept', content: { name: 'late' } }) });
+      try {
+        await client.callTool('asks__ask_later', {});
+        await sleep(400);
+        expect(upstreamText(await client.callTool('asks__late_outcome', {}))).toMatch(/^refused: .*no tool call is in flight/);
+        expect(asked).toBe(0);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
+  describe('oversized relay requests', () => {
+    it.each(GENERATIONS)('%s: refuses oversized params before the client sees them', async (generation) => {
+      let asked = 0;
+      const client = await connect(url, ALICE, generation, { elicit: () => ((asked += 1), { action: 'decline' }) });
+      try {
+        const result = await client.callTool('asks__ask_big', { bytes: 300_000 });
+        expect(result.isError).toBe(true);
+        expect(textOf(result)).toMatch(/exceed the relay's limit of 65536 bytes/);
+        expect(asked).toBe(0);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+});
