@@ -2,7 +2,7 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/client';
-import { createMcpHandler, Server } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, createMcpHandler, inputRequired, inputResponse, Server } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BridgeStartError, mcpEndpoint, startMcpBridge, type McpBridge } from './mcp-bridge.js';
@@ -27,6 +27,8 @@ class Upstream {
   readonly authorizations: (string | undefined)[] = [];
   /** Every JSON-RPC body as it came over the wire, before the SDK reads it. */
   readonly bodies: any[] = [];
+  /** The client capabilities each `ask` call's envelope declared. */
+  readonly declared: any[] = [];
 
   async start(): Promise<void> {
     const handler = createMcpHandler(
@@ -35,6 +37,15 @@ class Upstream {
         server.setRequestHandler('tools/list', () => ({ tools: [{ name: 'count', description: 'Counts to three, reporting progress.', inputSchema: { type: 'object' } }] }));
         server.setRequestHandler('tools/call', async (request, ctx) => {
           this.metas.push(request.params._meta);
+          if (request.params.name === 'ask') {
+            // Stands in for Toolgate's approval exchange: a URL elicitation only to a client that declared it.
+            const declared = (ctx.mcpReq.envelope as Record<string, any> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+            this.declared.push(declared);
+            const answer = inputResponse(ctx.mcpReq.inputResponses, 'approval');
+            if (answer.kind === 'elicit') return { content: [{ type: 'text', text: `answered ${answer.action}` }] };
+            if (!declared?.elicitation?.url) return { content: [{ type: 'text', text: 'no url elicitation' }], isError: true };
+            return inputRequired({ inputRequests: { approval: inputRequired.elicitUrl({ message: 'approve it', url: 'https://gate.example/approvals/a1' }) }, requestState: 'opaque' });
+          }
           const token = request.params._meta?.progressToken;
           for (let progress = 1; progress <= 3 && token !== undefined; progress++) {
             await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total: 3 } });
@@ -73,13 +84,14 @@ class Upstream {
 }
 
 /** A bridge on in-memory pipes, and an SDK client speaking to it over them. */
-async function bridged(url: string, token = TOKEN, modern = false) {
+async function bridged(url: string, token = TOKEN, modern = false, prepare?: (client: Client) => void, capabilities: Record<string, unknown> = {}) {
   const toBridge = new PassThrough();
   const fromBridge = new PassThrough();
   const logs: string[] = [];
   const bridge = await startMcpBridge({ url, token, version: '0.0.0-test', stdin: toBridge, stdout: fromBridge, log: (line) => logs.push(line) });
   // The SDK's stdio transport is symmetric: reading the bridge's stdout and writing its stdin, it is the client's end.
-  const client = new Client({ name: 'spec', version: '1.0.0' }, modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
+  const client = new Client({ name: 'spec', version: '1.0.0' }, { capabilities, ...(modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}) });
+  prepare?.(client);
   await client.connect(new StdioServerTransport(fromBridge, toBridge));
   return { bridge, client, logs };
 }
@@ -94,8 +106,8 @@ describe('the MCP bridge against an SDK-built upstream', () => {
     await Promise.all(open.map(({ client, bridge }) => client.close().then(() => bridge.close())));
     open = [];
   });
-  const start = async (url = upstream.url, token = TOKEN, modern = false) => {
-    const b = await bridged(url, token, modern);
+  const start = async (url = upstream.url, token = TOKEN, modern = false, prepare?: (client: Client) => void, capabilities: Record<string, unknown> = {}) => {
+    const b = await bridged(url, token, modern, prepare, capabilities);
     open.push(b);
     return b;
   };
@@ -134,6 +146,41 @@ describe('the MCP bridge against an SDK-built upstream', () => {
     const sent = upstream.bodies.filter((b) => b.method === 'tools/call').at(-1);
     expect(sent.params._meta).toMatchObject({ 'toolgate/approvalId': 'apr-123', 'io.modelcontextprotocol/clientInfo': { name: 'toolgate-mcp-bridge' } });
     expect(JSON.stringify(sent)).not.toContain('forged');
+  });
+
+  describe('elicitation through the bridge (ADR 0050)', () => {
+    it("declares upstream exactly the desktop client's URL elicitation and passes the request and its answer through", async () => {
+      const shown: unknown[] = [];
+      const { client } = await start(upstream.url, TOKEN, false, (c) => {
+        c.setRequestHandler('elicitation/create', async (request) => {
+          shown.push(request.params);
+          return { action: 'accept' };
+        });
+      }, { elicitation: { url: {} } });
+      const result = (await client.request({ method: 'tools/call', params: { name: 'ask', arguments: {} } })) as any;
+      expect(result.content[0].text).toBe('answered accept');
+      expect(shown).toEqual([expect.objectContaining({ mode: 'url', url: 'https://gate.example/approvals/a1', message: 'approve it' })]);
+      expect(upstream.declared.at(-1)).toEqual({ elicitation: { url: {} } });
+    });
+
+    it('passes a decline through unchanged: the bridge decides nothing', async () => {
+      const { client } = await start(upstream.url, TOKEN, false, (c) => c.setRequestHandler('elicitation/create', async () => ({ action: 'decline' })), { elicitation: { url: {} } });
+      const result = (await client.request({ method: 'tools/call', params: { name: 'ask', arguments: {} } })) as any;
+      expect(result.content[0].text).toBe('answered decline');
+    });
+
+    it.each([
+      ['no elicitation', {}, false],
+      ['form-mode elicitation only', { elicitation: { form: {} } }, false],
+      ['URL elicitation, but in the 2026-07-28 era (an input_required cannot be handed on)', { elicitation: { url: {} } }, true],
+    ])('declares no URL elicitation upstream for a desktop client with %s', async (_name, capabilities, modern) => {
+      const { client } = await start(upstream.url, TOKEN, modern, (c) => {
+        if ((capabilities as any).elicitation) c.setRequestHandler('elicitation/create', async () => ({ action: 'accept' }));
+      }, capabilities);
+      const result = (await client.request({ method: 'tools/call', params: { name: 'ask', arguments: {} } })) as any;
+      expect(result).toMatchObject({ isError: true, content: [{ text: 'no url elicitation' }] });
+      expect(upstream.declared.at(-1)?.elicitation?.url).toBeUndefined();
+    });
   });
 
   it('sends the token as a bearer header and nothing else', async () => {

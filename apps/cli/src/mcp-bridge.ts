@@ -1,11 +1,26 @@
+import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { Client, ProtocolError as ClientProtocolError, SdkErrorCode, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
-import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ListToolsResult, type ServerCapabilities } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type CallToolResult,
+  type ClientCapabilities,
+  type ElicitRequestFormParams,
+  type ElicitRequestURLParams,
+  type ListToolsResult,
+  type ServerCapabilities,
+} from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { StdioLineTransport } from './stdio-line-transport.js';
 
-/** The longest a forwarded request may wait for the server; the server's own deadlines end a call long before. */
-const FORWARD_TIMEOUT_MS = 30 * 60_000;
+/**
+ * The longest a forwarded request may wait for the server; the server's own deadlines end a call
+ * first, the longest being an approval hold (TOOLGATE_MCP_APPROVAL_WAIT_MS, at most one hour).
+ */
+const FORWARD_TIMEOUT_MS = 65 * 60_000;
 
 /** Why the bridge could not start, said for a human; never carries the token. */
 export class BridgeStartError extends Error {}
@@ -92,11 +107,31 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
     options.log(redact(line, token));
   };
 
+  /** The desktop client once it has initialized (one stdio connection per bridge). */
+  let desktop: Server | undefined;
   const upstream = new Client(
     { name: 'toolgate-mcp-bridge', version: options.version },
-    // The bridge answers no server-to-client request (elicitation, sampling, roots), so it declares no capability.
-    { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+    // Elicitation is declared so its handler can exist; each call then declares, in its own
+    // envelope, only what the desktop client declared (desktopElicitation), and the handler
+    // passes a request on only in a mode the desktop client declared. Sampling and roots are not forwarded.
+    { capabilities: { elicitation: { form: {}, url: {} } }, versionNegotiation: { mode: 'auto' } },
   );
+  upstream.setRequestHandler('elicitation/create', async (request, ctx) => {
+    const params = request.params as ElicitRequestFormParams | ElicitRequestURLParams;
+    const mode = params.mode ?? 'form';
+    const declared = desktopElicitation(desktop?.getClientCapabilities());
+    if (!desktop || !(mode === 'url' ? declared?.url : declared?.form)) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `the desktop client did not declare ${mode}-mode elicitation`);
+    }
+    // The 2026-07-28 URL mode has no elicitationId and the 2025-11-25 one requires it: the hop
+    // translates by naming the request itself. The desktop client's answer is the answer; the
+    // bridge decides nothing (an accept approves nothing either, ADR 0050).
+    const asked = mode === 'url' && !(params as ElicitRequestURLParams).elicitationId ? { ...params, elicitationId: randomUUID() } : params;
+    return desktop.elicitInput(asked as ElicitRequestFormParams | ElicitRequestURLParams, { signal: ctx.mcpReq.signal, timeout: FORWARD_TIMEOUT_MS });
+  });
+  upstream.setNotificationHandler('notifications/elicitation/complete', (notification) => {
+    void desktop?.notification(notification).catch(() => undefined);
+  });
   upstream.onerror = (error) => say(`toolgate mcp: ${describeUpstreamFailure(error, host)}`);
   const transport = new StreamableHTTPClientTransport(endpoint, {
     authProvider: { token: async () => token },
@@ -148,16 +183,23 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
 
   const factory = (): Server => {
     const server = new Server({ ...serverInfo }, { capabilities, ...(instructions ? { instructions } : {}) });
+    server.oninitialized = () => {
+      desktop = server;
+    };
     if (capabilities.tools) {
       server.setRequestHandler('tools/list', (request, ctx) =>
         forward(() => upstream.request({ method: 'tools/list', params: forwardParams(request.params) }, { signal: ctx.mcpReq.signal, timeout: FORWARD_TIMEOUT_MS }) as Promise<ListToolsResult>),
       );
       server.setRequestHandler('tools/call', (request, ctx) => {
         const progressToken = request.params._meta?.progressToken;
+        // Upstream hears exactly what elicitation the desktop client declared, per call (2026-07-28 envelope).
+        const elicitation = ctx.mcpReq.envelope ? undefined : desktopElicitation(server.getClientCapabilities());
+        const params = forwardParams(request.params) ?? {};
+        const meta = { ...(params['_meta'] as Record<string, unknown> | undefined), [CLIENT_CAPABILITIES_META_KEY]: elicitation ? { elicitation } : {} };
         return forward(
           () =>
             upstream.request(
-              { method: 'tools/call', params: forwardParams(request.params) },
+              { method: 'tools/call', params: { ...params, _meta: meta } },
               {
                 // The client's notifications/cancelled aborts this signal, and with it the upstream request.
                 signal: ctx.mcpReq.signal,
@@ -204,8 +246,8 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
 /**
  * The params to send upstream: the client's own, less the hop-level `_meta` the SDK writes for
  * each connection (protocol envelope, progress token), so the bridge's upstream connection
- * describes itself and the client's other `_meta` keys still reach the server (which today reads
- * none of them: no approval travels over MCP yet, ADR 0049).
+ * describes itself and the client's other `_meta` keys still reach the server (such as
+ * `toolgate/approvalId`, ADR 0050).
  */
 function forwardParams<P extends { _meta?: Record<string, unknown> } | undefined>(params: P): Record<string, unknown> | undefined {
   if (!params) return undefined;
@@ -213,4 +255,18 @@ function forwardParams<P extends { _meta?: Record<string, unknown> } | undefined
   if (!_meta) return rest;
   const kept = Object.fromEntries(Object.entries(_meta).filter(([key]) => key !== 'progressToken' && !key.startsWith('io.modelcontextprotocol/')));
   return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
+}
+
+/**
+ * The elicitation modes a desktop client declared, as the 2025-11-25 revision reads them (a bare
+ * `elicitation: {}` is form mode), or undefined. A 2026-07-28 desktop client is not asked
+ * through the bridge: the bridge cannot hand an `input_required` on, so it declares nothing for it.
+ */
+function desktopElicitation(declared: ClientCapabilities | undefined): { form?: object; url?: object } | undefined {
+  const elicitation = declared?.elicitation as Record<string, unknown> | undefined;
+  if (!elicitation || typeof elicitation !== 'object') return undefined;
+  const form = typeof elicitation['form'] === 'object' || Object.keys(elicitation).length === 0;
+  const url = typeof elicitation['url'] === 'object';
+  if (!form && !url) return undefined;
+  return { ...(form ? { form: {} } : {}), ...(url ? { url: {} } : {}) };
 }
