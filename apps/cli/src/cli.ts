@@ -8,6 +8,7 @@ import { BridgeStartError, mcpEndpoint, startMcpBridge } from './mcp-bridge.js';
 import {
   formatApproval,
   formatApprovals,
+  formatApprovalView,
   formatAuditRecords,
   formatTenantAuditReport,
   formatEgress,
@@ -138,6 +139,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         print(await client().approvals.list.query({ limit, ...(status ? { status } : {}) }), formatApprovals);
       }),
     );
+  approvals
+    .command('show')
+    .argument('<id>')
+    .description('show one approval request, with any hidden characters in its arguments pointed out')
+    .action(action(async (id: string) => print(await client().approvals.get.query({ id }), formatApprovalView)));
   for (const [name, approve] of [['approve', true], ['deny', false]] as const) {
     approvals
       .command(name)

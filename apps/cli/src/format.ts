@@ -39,6 +39,18 @@ export function formatApproval(a: ApprovalRecord): string {
   ].join('\n');
 }
 
+/**
+ * One approval as `approvals show` prints it: the record, then where its arguments hold characters
+ * that do not show as themselves and the arguments with those written out, then the files note.
+ */
+export function formatApprovalView(a: ApprovalRecord & { readonly hidden?: readonly string[]; readonly argsDisplay?: unknown; readonly note?: string }): string {
+  return [
+    formatApproval(a),
+    ...(a.hidden?.length ? [`  hidden characters: ${a.hidden.join('; ')}`, `  args as shown: ${JSON.stringify(a.argsDisplay)}`] : []),
+    ...(a.note ? [`  note: ${a.note}`] : []),
+  ].join('\n');
+}
+
 export function formatEgress(e: EgressSettings): string {
   if (!e.enabled) return 'egress: disabled (every host is blocked)';
   if (e.allowAny) return 'egress: enabled for any public host';
