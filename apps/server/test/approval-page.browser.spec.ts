@@ -1,5 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { chromiumForSuite } from '@toolgate/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -246,4 +250,100 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
       }
     });
   });
+
+  describe("the MCP round trip: an agent's held call, decided on the page", () => {
+    type Era = '2026-07-28 (client 2.4, input_required)' | '2025-11-25 (sdk 1.x, URL elicitation)';
+    interface Agent {
+      call(text: string): Promise<{ isError?: boolean; content: { type: string; text: string }[] }>;
+      close(): Promise<void>;
+    }
+
+    /** An MCP client of the requester whose elicitation handler hands the URL to `human` and answers what it says. */
+    async function agent(era: Era, human: (url: string) => Promise<'accept' | 'decline'>): Promise<Agent> {
+      const url = new URL(`${h.server.url}/mcp`);
+      const requestInit = { headers: { authorization: `Bearer ${ALICE}` } };
+      const answer = async (params: { mode?: string; url?: string }) => {
+        expect(params.mode).toBe('url');
+        return { action: await human(String(params.url)) };
+      };
+      if (era === '2025-11-25 (sdk 1.x, URL elicitation)') {
+        const client = new LegacyClient({ name: 'agent-2025', version: '1' }, { capabilities: { elicitation: { url: {} } } });
+        client.setRequestHandler(ElicitRequestSchema, (request) => answer(request.params as never));
+        await client.connect(new LegacyTransport(url, { requestInit }));
+        return {
+          call: (text) => client.callTool({ name: 'files__echo', arguments: { text } }, undefined, { timeout: 60_000 }) as never,
+          close: () => client.close(),
+        };
+      }
+      const client = new ModernClient({ name: 'agent-2026', version: '1' }, { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      client.setRequestHandler('elicitation/create', (request) => answer(request.params as never));
+      await client.connect(new ModernTransport(url, { requestInit }));
+      return { call: (text) => client.callTool({ name: 'files__echo', arguments: { text } }, { timeout: 60_000 }) as never, close: () => client.close() };
+    }
+
+    it.each<Era>(['2026-07-28 (client 2.4, input_required)', '2025-11-25 (sdk 1.x, URL elicitation)'])(
+      '%s: the URL opens the page, the approver approves, and the held call returns the output',
+      async (era) => {
+        const shown: string[] = [];
+        let decidedId = '';
+        const client = await agent(era, async (url) => {
+          shown.push(url);
+          const id = decodeURIComponent(new URL(url).pathname.split('/').pop()!);
+          const { page, seen, close } = await open(id);
+          try {
+            expect(page.url()).toBe(url);
+            await signIn(page, CAROL);
+            await expect.poll(() => text(page, 'field-tool')).toBe('files__echo');
+            expect(await text(page, 'field-requester')).toBe('alice');
+            expect(await text(page, 'field-args')).toContain(`"text": "held for ${era}"`);
+            await page.getByRole('button', { name: 'Approve' }).click();
+            await expect.poll(() => text(page, 'field-status')).toBe('approved');
+            await expectNothingRan(page, seen);
+            await expectTokenOnlyInHeaders(page, seen, CAROL);
+          } finally {
+            await close();
+          }
+          decidedId = id;
+          // "accept" only says the user went to the page; the approval itself was the approver's.
+          return 'accept';
+        });
+        try {
+          const result = await client.call(`held for ${era}`);
+          expect(result.isError).toBeFalsy();
+          expect(result.content.map((c) => c.text).join('')).toContain(`held for ${era}`);
+          expect(shown).toEqual([approvalPageUrl(h.server.url, decidedId)]);
+          expect(await rest(decidedId)).toMatchObject({ status: 'consumed', requester: 'alice', decidedBy: 'carol' });
+        } finally {
+          await client.close();
+        }
+      },
+    );
+
+    it('an approver who denies on the page ends the held call with APPROVAL_DENIED; the approval stays denied, never used', async () => {
+      let deniedId = '';
+      const client = await agent('2026-07-28 (client 2.4, input_required)', async (url) => {
+        deniedId = decodeURIComponent(new URL(url).pathname.split('/').pop()!);
+        const { page, close } = await open(deniedId);
+        try {
+          await signIn(page, CAROL);
+          await expect.poll(() => text(page, 'field-status')).toBe('pending');
+          await page.getByLabel('Reason (optional, recorded in the audit trail)').fill('no echo today');
+          await page.getByRole('button', { name: 'Deny' }).click();
+          await expect.poll(() => text(page, 'field-status')).toBe('denied');
+        } finally {
+          await close();
+        }
+        return 'accept';
+      });
+      try {
+        const result = await client.call('denied on the page');
+        expect(result.isError).toBe(true);
+        expect(JSON.stringify(result.content)).toContain('APPROVAL_DENIED');
+        expect(await rest(deniedId)).toMatchObject({ status: 'denied', reason: 'no echo today' });
+      } finally {
+        await client.close();
+      }
+    });
+  });
 });
+
