@@ -45,7 +45,8 @@ export function lookupGate({ registry, access }: LookupNeeds): CallGate {
         return deny(
           'lookup',
           'VERSION_MISMATCH',
-          `'${tool.manifest.name}' is pinned at version ${tool.manifest.version}, not ${String(version).slice(0, 32)}.`,
+          // Named as sent: the call has no tool yet for the refusal to be reworded by, and an alias is what the caller knows.
+          `'${String(name)}' is pinned at version ${tool.manifest.version}, not ${String(version).slice(0, 32)}.`,
           `Call it with version '${tool.manifest.version}' (and check its manifest with tools.list: it may have changed).`,
           { version: tool.manifest.version },
         );

@@ -83,27 +83,29 @@ export interface WithheldTool {
  * Which of `names` (the tools a caller sees) need an alias in `format`, and which aliases are
  * usable. An alias that is also a registered tool's real name is not (the real name wins on
  * lookup), nor is one two visible tools share (neither may take it): those tools are withheld
- * rather than exported under a name that would call something else.
+ * rather than exported under a name that would call something else. `alias` is `aliasOf`; a test
+ * passes a weaker one to reach the shared-alias case, which SHA-256 makes impractical to meet.
  */
 export function aliasPlan(
   names: readonly string[],
   format: VendorFormat,
   isRegistered: (name: string) => boolean,
+  alias: (name: string) => string = aliasOf,
 ): { readonly aliases: ReadonlyMap<string, string>; readonly withheld: readonly WithheldTool[] } {
   const byAlias = new Map<string, string[]>();
   for (const name of names) {
     if (nameFits(name, format)) continue;
-    const alias = aliasOf(name);
-    byAlias.set(alias, [...(byAlias.get(alias) ?? []), name]);
+    const aliased = alias(name);
+    byAlias.set(aliased, [...(byAlias.get(aliased) ?? []), name]);
   }
   const aliases = new Map<string, string>();
   const withheld: WithheldTool[] = [];
-  for (const [alias, tools] of byAlias) {
+  for (const [aliased, tools] of byAlias) {
     if (tools.length > 1) {
-      for (const tool of tools) withheld.push({ tool, reason: `its alias '${alias}' is shared by ${tools.length} tools, so neither is exported` });
-    } else if (isRegistered(alias)) {
-      withheld.push({ tool: tools[0]!, reason: `its alias '${alias}' is the name of another tool` });
-    } else aliases.set(tools[0]!, alias);
+      for (const tool of tools) withheld.push({ tool, reason: `its alias '${aliased}' is shared by ${tools.length} tools, so none of them is exported` });
+    } else if (isRegistered(aliased)) {
+      withheld.push({ tool: tools[0]!, reason: `its alias '${aliased}' is the name of another tool` });
+    } else aliases.set(tools[0]!, aliased);
   }
   return { aliases, withheld };
 }
@@ -113,12 +115,17 @@ export function aliasPlan(
  * exports follow in every vendor format: undefined for a name that is no usable alias there.
  * A real name is not looked up here; the registry's own lookup comes first and always wins.
  */
-export function resolveAlias(names: readonly string[], sent: string, isRegistered: (name: string) => boolean): string | undefined {
+export function resolveAlias(
+  names: readonly string[],
+  sent: string,
+  isRegistered: (name: string) => boolean,
+  alias: (name: string) => string = aliasOf,
+): string | undefined {
   if (!ALIAS_SHAPE.test(sent) || isRegistered(sent)) return undefined;
   let found: string | undefined;
   for (const name of names) {
     // An alias is the same in every format; a name that fits the widest rule (MCP) still has one in the narrower ones.
-    if (nameFits(name, 'openai') || aliasOf(name) !== sent) continue;
+    if (nameFits(name, 'openai') || alias(name) !== sent) continue;
     // Two visible tools sharing the alias: neither is exported under it, so neither is called by it.
     if (found !== undefined) return undefined;
     found = name;
@@ -188,7 +195,8 @@ function closeAt(schema: JsonValue, closeHere: boolean, depth: number): JsonValu
   if (depth > MAX_SCHEMA_DEPTH) throw new SchemaNotExportable('the schema is nested too deeply to export');
   if (!isObject(schema)) return copyData(schema, depth);
   const out: Record<string, JsonValue> = {};
-  const set = (key: string, value: JsonValue) => Object.defineProperty(out, key, { value, enumerable: true });
+  // Redefinable until frozen below: the closing `additionalProperties` replaces an `additionalProperties: true`.
+  const set = (key: string, value: JsonValue) => Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   for (const [key, value] of Object.entries(schema)) {
     if (VALUE_MAPS.has(key) && isObject(value)) {
       const map: Record<string, JsonValue> = {};
