@@ -35,7 +35,13 @@ const intParam = (query: URLSearchParams, name: string): number | undefined => {
  * caller, so validation, authorization and errors are exactly those of `/trpc`.
  */
 const routes: Route[] = [
-  { method: 'GET', pattern: /^\/tools$/, run: async (c) => ({ tools: await c.tools.list() }) },
+  { method: 'GET', pattern: /^\/tools$/, run: async (c, r) => {
+      // `?format=openai|anthropic|mcp|toolgate` answers with the export, whose `tools` is the array to paste (ADR 0053).
+      const formats = r.query.getAll('format');
+      if (formats.length > 1) throw new TRPCError({ code: 'BAD_REQUEST', message: "query parameter 'format' is given more than once" });
+      if (formats.length === 0) return { tools: await c.tools.list() };
+      return c.tools.list({ format: formats[0] as never });
+    } },
   { method: 'POST', pattern: /^\/tools\/invoke$/, run: (c, r) => c.tools.invoke(r.body as never) },
   { method: 'POST', pattern: /^\/tools\/explain$/, run: (c, r) => c.tools.explain(r.body as never) },
   { method: 'GET', pattern: /^\/approvals$/, run: (c, r) => {

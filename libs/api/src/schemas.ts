@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { JsonObject } from '@toolgate/contracts';
+import { TOOL_EXPORT_FORMATS } from '@toolgate/gateway';
 import { argsProblem } from './input-bounds.js';
 
 const toolName = z.string().min(1).max(128).regex(/^[a-z][a-z0-9_]*$/, 'tool names are lowercase snake_case');
@@ -24,6 +25,16 @@ export const invokeInput = z.strictObject({
 export type InvokeInput = z.infer<typeof invokeInput>;
 
 export const explainInput = invokeInput;
+
+/**
+ * `tools.list`'s optional input: the format to answer in (ADR 0053). Absent, the answer is the
+ * manifests as before; an unknown format is refused naming the accepted ones.
+ */
+export const toolsListInput = z
+  .strictObject({
+    format: z.enum(TOOL_EXPORT_FORMATS, { error: () => `format must be one of ${TOOL_EXPORT_FORMATS.join(', ')}` }),
+  })
+  .optional();
 
 export const approvalRequestInput = z.strictObject({ tool: toolName, version: version.optional(), args: args.default({}) });
 

@@ -1,7 +1,7 @@
 import type { InvokeRequest } from '@toolgate/contracts';
 import type { Gateway } from '@toolgate/gateway';
 import { mapGatewayErrors } from '../errors.js';
-import { explainInput, invokeInput, type InvokeInput } from '../schemas.js';
+import { explainInput, invokeInput, toolsListInput, type InvokeInput } from '../schemas.js';
 import { authedProcedure, router } from '../trpc.js';
 
 /** Maps the wire shape (`approved`) onto the gateway's request (`selfApprove`). */
@@ -18,8 +18,13 @@ export function toInvokeRequest(input: InvokeInput): InvokeRequest {
 
 export function createToolsRouter(gateway: Gateway) {
   return router({
-    /** The tools this caller may use (denied tools are not listed). */
-    list: authedProcedure.query(({ ctx }) => gateway.listTools(ctx.principal)),
+    /**
+     * The tools this caller may use (denied tools are not listed): their manifests, or, given a
+     * `format`, definitions ready to paste into an LLM request with the aliases they use (ADR 0053).
+     */
+    list: authedProcedure
+      .input(toolsListInput)
+      .query(({ ctx, input }) => (input === undefined ? gateway.listTools(ctx.principal) : gateway.exportTools(ctx.principal, input.format))),
     /** Runs a tool through every gate. A denial is a normal result (`ok: false`), not an error. */
     invoke: authedProcedure
       .input(invokeInput)
