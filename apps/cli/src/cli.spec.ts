@@ -23,6 +23,15 @@ describe('toolgate CLI without a server', () => {
     expect(err.join('')).toMatch(/--grant takes type:scope/);
   });
 
+  it.each(['gemini', 'OpenAI', '', 'openai,mcp'])('exits 2 for `tools list --format %s`, naming the accepted formats, before any request', async (format) => {
+    const { io: sink, err, out } = io({ TOOLGATE_URL: 'http://127.0.0.1:9' });
+    expect(await runCli(['tools', 'list', '--format', format], sink)).toBe(2);
+    expect(err.join('')).toContain('Allowed choices are openai, anthropic, mcp, toolgate');
+    // Refused by the CLI itself: it did not try the (unreachable) server.
+    expect(err.join('')).not.toMatch(/cannot reach/);
+    expect(out).toEqual([]);
+  });
+
   it('exits 2 for an unknown command, with help', async () => {
     const { io: sink, err } = io();
     expect(await runCli(['frobnicate'], sink)).toBe(2);

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { Grant, JsonObject } from '@toolgate/contracts';
-import { createToolgateClient, describeClientError, type ToolgateClient } from './client.js';
+import { createToolgateClient, describeClientError, EXPORT_FORMATS, type ToolgateClient, type ToolsExport, type ToolsListFormat } from './client.js';
 import { BridgeStartError, mcpEndpoint, startMcpBridge } from './mcp-bridge.js';
 import {
   formatApproval,
@@ -13,6 +13,7 @@ import {
   formatTenantAuditReport,
   formatEgress,
   formatExplain,
+  exportNotes,
   formatInvoke,
   formatTools,
 } from './format.js';
@@ -92,7 +93,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     };
 
   const tools = program.command('tools').description('list, invoke and explain tools');
-  tools.command('list').description('tools you may call').action(action(async () => print(await client().tools.list.query(), formatTools)));
+  tools
+    .command('list')
+    .description('tools you may call')
+    .addOption(new Option('--format <format>', 'print definitions ready to paste into an LLM request').choices(EXPORT_FORMATS))
+    .action(
+      action(async (o: { format?: ToolsListFormat }) => {
+        if (o.format === undefined) return print(await client().tools.list.query(), formatTools);
+        const exported = (await client().tools.list.query({ format: o.format })) as ToolsExport;
+        if (globals().json) return print(exported, () => '');
+        // stdout holds only the array, so it can be piped into a request; what an alias stands for goes to stderr.
+        io.out(`${JSON.stringify(exported.tools, null, 2)}\n`);
+        for (const note of exportNotes(exported)) io.err(`toolgate: ${note}\n`);
+      }),
+    );
 
   const invokeLike = (cmd: Command) =>
     cmd

@@ -1,7 +1,21 @@
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '@toolgate/api';
 
 export type ToolgateClient = ReturnType<typeof createToolgateClient>;
+
+/** The formats `tools.list` answers in (ADR 0053), as the router's input type says. */
+export type ToolsListFormat = Exclude<inferRouterInputs<AppRouter>['tools']['list'], void | undefined>['format'];
+/** What `tools.list` answers when given a format. */
+export type ToolsExport = Exclude<inferRouterOutputs<AppRouter>['tools']['list'], readonly unknown[]>;
+
+/**
+ * The formats, for `--format`'s choices. Only types cross from the server side, so the list is
+ * written here; the two checks below fail the build if it and the router's ever differ.
+ */
+export const EXPORT_FORMATS = ['openai', 'anthropic', 'mcp', 'toolgate'] as const satisfies readonly ToolsListFormat[];
+type Missing = Exclude<ToolsListFormat, (typeof EXPORT_FORMATS)[number]>;
+export const EXPORT_FORMATS_COMPLETE: [Missing] extends [never] ? true : Missing = true;
 
 /** A typed tRPC client of the server; only the router's type crosses from the server side. */
 export function createToolgateClient(options: { url: string; token?: string }) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatEgress, formatInvoke, formatTools } from './format.js';
+import { exportNotes, formatEgress, formatInvoke, formatTools } from './format.js';
 
 describe('human-readable output', () => {
   it('renders a denial with its gate, code and hint', () => {
@@ -25,5 +25,20 @@ describe('human-readable output', () => {
 
   it('aligns the tool list', () => {
     expect(formatTools([])).toBe('No tools are available to you.');
+  });
+});
+
+describe('the notes beside a --format export', () => {
+  it('says what each alias stands for and why a tool was left out, one line each', () => {
+    expect(
+      exportNotes({
+        aliases: [{ alias: 'docs__long_0123456789ab', tool: 'docs__long_name' }],
+        withheld: [{ tool: 'docs__other', reason: "its alias 'x' is the name of another tool" }],
+      }),
+    ).toEqual([
+      "'docs__long_0123456789ab' stands for 'docs__long_name' (its name breaks this format's naming rule); a call by either name reaches it",
+      "'docs__other' is left out: its alias 'x' is the name of another tool",
+    ]);
+    expect(exportNotes({ aliases: [], withheld: [] })).toEqual([]);
   });
 });

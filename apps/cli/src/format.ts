@@ -9,6 +9,17 @@ export function formatTools(tools: readonly ToolManifest[]): string {
     .join('\n');
 }
 
+/** What a `--format` export says beside its array: which name stands for which tool, and what it left out. */
+export function exportNotes(exported: {
+  readonly aliases: readonly { readonly alias: string; readonly tool: string }[];
+  readonly withheld: readonly { readonly tool: string; readonly reason: string }[];
+}): string[] {
+  return [
+    ...exported.aliases.map((a) => `'${a.alias}' stands for '${a.tool}' (its name breaks this format's naming rule); a call by either name reaches it`),
+    ...exported.withheld.map((w) => `'${w.tool}' is left out: ${w.reason}`),
+  ];
+}
+
 export function formatInvoke(result: InvokeResult): string {
   const repairs = result.repaired?.length ? `\nrepaired: ${result.repaired.map((r) => r.detail).join('; ')}` : '';
   if (result.ok) return `${JSON.stringify(result.output, null, 2)}${repairs}`;

@@ -38,6 +38,19 @@ describe('toolgate CLI against a running server', () => {
     expect(JSON.parse(invoke.stdout)).toMatchObject({ ok: true, output: { result: 14 } });
   });
 
+  it('prints tool definitions ready to paste with --format, and refuses an unknown format (exit 2)', async () => {
+    const openai = await toolgate(h, ['tools', 'list', '--format', 'openai']);
+    expect(openai.code).toBe(0);
+    const tools = JSON.parse(openai.stdout);
+    expect(tools).toContainEqual({ type: 'function', function: expect.objectContaining({ name: 'calculator', parameters: expect.objectContaining({ additionalProperties: false }) }) });
+    expect(openai.stderr).toBe('');
+    const anthropic = JSON.parse((await toolgate(h, ['tools', 'list', '--format', 'anthropic'])).stdout);
+    expect(anthropic.map((t: { name: string }) => t.name)).toEqual(tools.map((t: { function: { name: string } }) => t.function.name));
+    const bad = await toolgate(h, ['tools', 'list', '--format', 'gemini']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/Allowed choices are openai, anthropic, mcp, toolgate/);
+  });
+
   it('exits 1 on a denial and prints the gate and hint', async () => {
     const denied = await toolgate(h, ['tools', 'invoke', 'calculator', '--args', '{"expression":"1"}', '--version', '2.0.0']);
     expect(denied.code).toBe(1);
