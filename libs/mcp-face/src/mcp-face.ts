@@ -66,7 +66,8 @@ export interface McpFace {
    * cancels the call it carries. Pass `disconnected` where the transport knows: it is held here
    * for the whole call, where a `Request`'s own signal may be let go with the `Request`.
    * Pass `parsedBody` where the transport has already parsed the POST body as JSON: the SDK then
-   * uses it instead of cloning, reading and parsing the body again (undefined: the SDK reads it).
+   * uses it instead of cloning, reading and parsing the body again (undefined: the SDK reads it),
+   * and nothing here reads the request's own body, which may then be absent.
    */
   handle(request: Request, principal: Principal, disconnected?: AbortSignal, parsedBody?: unknown): Promise<Response>;
   /** Aborts in-flight modern exchanges and closes their per-request servers. */
@@ -246,7 +247,8 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
     async handle(request, principal, disconnected, parsedBody) {
       const sessionId = request.headers.get('mcp-session-id');
       let seed: CallerSeed = { requestKey: randomKey() };
-      if (sessionId !== null) {
+      // Only a POST carries a call; GET and DELETE stay the SDK's 405 (no session operations exist).
+      if (sessionId !== null && request.method === 'POST') {
         try {
           seed = { ...seed, legacy: sessions.verify(principal, sessionId) };
         } catch (error) {
@@ -255,7 +257,7 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
           return sessionRefusedResponse(error.message);
         }
       }
-      const inspected = await inspectLegacyPost(request, seed);
+      const inspected = await inspectLegacyPost(request, seed, parsedBody);
       if (inspected.answered && seed.legacy) {
         // The client's answer to the face's own elicitation/create: no SDK instance expects it (ADR 0051).
         const { id } = inspected.answered;
