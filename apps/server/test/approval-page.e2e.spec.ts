@@ -192,10 +192,15 @@ describe('the approval page over HTTP', () => {
 
     it('serves the page to a top-level navigation from another site (a link in a web chat client), but nothing else cross-site', async () => {
       const navigate: [string, string][] = [['Sec-Fetch-Site', 'cross-site'], ['Sec-Fetch-Mode', 'navigate'], ['Sec-Fetch-Dest', 'document'], ['Sec-Fetch-User', '?1']];
-      const page = await get(`/approvals/${id}`, navigate);
-      expect(page.status).toBe(200);
-      expect(page.headers).toMatchObject(PAGE_HEADERS);
-      expect(page.body).toBe((await get(`/approvals/${id}`)).body);
+      for (const headers of [navigate, [['Sec-Fetch-Site', 'same-site'], ['Sec-Fetch-Mode', 'navigate'], ['Sec-Fetch-Dest', 'document']], [['Sec-Fetch-Site', 'CROSS-SITE'], ['Sec-Fetch-Mode', 'Navigate'], ['Sec-Fetch-Dest', 'DOCUMENT']]] as [string, string][][]) {
+        const page = await get(`/approvals/${id}`, headers);
+        expect(page.status).toBe(200);
+        expect(page.headers).toMatchObject(PAGE_HEADERS);
+        expect(page.body).toBe((await get(`/approvals/${id}`)).body);
+      }
+      const form = await sendExact(port, { method: 'POST', path: `/approvals/${id}`, headers: [host(), ...navigate, ['Content-Length', '0']] });
+      expect(form.status).toBe(403);
+      expect(form.body.error.code).toBe('CROSS_SITE_NOT_ALLOWED');
       const refusals: [string, [string, string][]][] = [
         ['the API by navigation', navigate],
         ['a cross-site fetch of the page', [['Sec-Fetch-Site', 'cross-site'], ['Sec-Fetch-Mode', 'cors'], ['Sec-Fetch-Dest', 'empty']]],
