@@ -201,6 +201,121 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
     });
   });
 
+
+  /** A 2026-07-28 client that declares elicitation but fulfils nothing itself: the test plays each round. */
+  async function manualModern(token: string) {
+    const client = new ModernClient({ name: 'relay-manual', version: '1.0.0' }, {
+      capabilities: { elicitation: { form: {} } },
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      inputRequired: { autoFulfill: false },
+    } as any);
+    await client.connect(new ModernTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    const call = (params: Record<string, unknown>): Promise<any> => client.callTool(params as any, { allowInputRequired: true, timeout: 30_000 } as any);
+    return { client, call };
+  }
+
+  describe('forged, tampered and foreign relay requestState (2026-07-28)', () => {
+    it('resumes a suspended call only for its own principal, tool, arguments and round', async () => {
+      const alice = await manualModern(ALICE);
+      const bob = await manualModern(BOB);
+      try {
+        const first = await alice.call({ name: 'asks__ask', arguments: { message: 'who are you?' } });
+        expect(first.resultType).toBe('input_required');
+        const [key] = Object.keys(first.inputRequests);
+        expect(key).toBe('toolgate/relay-1');
+        expect(first.inputRequests[key!]).toMatchObject({ method: 'elicitation/create', params: { message: 'who are you?' } });
+        const state = first.requestState as string;
+        expect(state.startsWith('relay~v1.')).toBe(true);
+        const answer = { [key!]: { action: 'accept', content: { name: 'forged' } } };
+        const refusal = async (who: typeof alice, params: Record<string, unknown>) =>
+          who.call({ name: 'asks__ask', arguments: { message: 'who are you?' }, inputResponses: answer, ...params }).then(
+            () => 'answered',
+            (error: Error) => error.message,
+          );
+        // Another principal holding the state cannot answer (or learn the result of) the call.
+        expect(await refusal(bob, { requestState: state })).toMatch(/requestState refused: it was issued to another principal/);
+        // Tampered: several spellings.
+        const [v, body, tag] = state.slice('relay~'.length).split('.') as [string, string, string];
+        const flipped = (text: string) => `${text.slice(0, -2)}${text.at(-2) === 'A' ? 'B' : 'A'}${text.at(-1)}`;
+        const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), p: 'bob' })).toString('base64url');
+        for (const spelling of [`relay~${v}.${body}.${flipped(tag)}`, `relay~${v}.${forged}.${tag}`, `relay~${v}.${body}`, 'relay~', `relay~v2.${body}.${tag}`, `relay~${'A'.repeat(5000)}`]) {
+          expect(await refusal(alice, { requestState: spelling })).toMatch(/requestState refused: /);
+        }
+        expect(await refusal(alice, { requestState: state, arguments: { message: 'something else' } })).toMatch(/arguments differ/);
+        expect(
+          await alice.call({ name: 'asks__sample', arguments: { message: 'who are you?' }, requestState: state }).then(
+            () => 'answered',
+            (e: Error) => e.message,
+          ),
+        ).toMatch(/requestState refused/);
+        // The genuine retry resumes the call with Alice's answer.
+        const done = await alice.call({ name: 'asks__ask', arguments: { message: 'who are you?' }, requestState: state, inputResponses: { [key!]: { action: 'accept', content: { name: 'genuine' } } } });
+        expect(done.resultType ?? 'complete').toBe('complete');
+        expect(JSON.stringify(done)).toContain('genuine');
+        expect(JSON.stringify(done)).not.toContain('forged');
+        // A replay of the used state finds nothing to resume.
+        expect(await refusal(alice, { requestState: state })).toMatch(/no longer waiting/);
+      } finally {
+        await alice.client.close();
+        await bob.client.close();
+      }
+    });
+  });
+
+  describe('answers to another call\'s relay id (2025 era)', () => {
+    it('only the session that was asked can answer; forged answers from other principals and sessions are ignored', async () => {
+      const bob = new LegacyClient({ name: 'bob', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+      const bobTransport = new LegacyTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${BOB}` } } });
+      await bob.connect(bobTransport);
+      const alice2 = new LegacyClient({ name: 'alice-2', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+      const alice2Transport = new LegacyTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } });
+      await alice2.connect(alice2Transport);
+      const forge = (token: string, sessionId: string | undefined, id: unknown) =>
+        sendExact(h.server.port, {
+          method: 'POST',
+          path: '/mcp',
+          headers: [
+            ['host', `127.0.0.1:${h.server.port}`],
+            ['authorization', `Bearer ${token}`],
+            ['content-type', 'application/json'],
+            ['accept', 'application/json, text/event-stream'],
+            ['mcp-protocol-version', '2025-11-25'],
+            ...(sessionId ? ([['mcp-session-id', sessionId]] as [string, string][]) : []),
+          ],
+          body: JSON.stringify({ jsonrpc: '2.0', id, result: { action: 'accept', content: { name: 'forged' } } }),
+        });
+      const forgedStatuses: number[] = [];
+      // Alice's handler sees the relay id, lets the forgers try it first, then answers itself.
+      const alice = new LegacyClient({ name: 'alice', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+      alice.setRequestHandler(ElicitRequestSchema, async (_request, extra) => {
+        const id = extra.requestId;
+        expect(String(id)).toMatch(/^toolgate-elicit-[A-Za-z0-9_-]{22}$/);
+        for (const [token, session, spelling] of [
+          [BOB, bobTransport.sessionId, id],
+          [ALICE, alice2Transport.sessionId, id],
+          [ALICE, undefined, id],
+          [ALICE, alice2Transport.sessionId, String(id).toUpperCase()],
+          [ALICE, alice2Transport.sessionId, 'toolgate-elicit-'],
+          [ALICE, alice2Transport.sessionId, 0],
+        ] as [string, string | undefined, unknown][]) {
+          forgedStatuses.push((await forge(token, session, spelling)).status);
+        }
+        return { action: 'accept', content: { name: 'genuine' } };
+      });
+      await alice.connect(new LegacyTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }));
+      try {
+        const result = await alice.callTool({ name: 'asks__ask', arguments: { message: 'who?' } }, undefined, { timeout: 30_000 });
+        expect(JSON.stringify(result)).toContain('genuine');
+        expect(JSON.stringify(result)).not.toContain('forged');
+        // Every forgery gets an answer (none stalls or crashes the server) and none lands.
+        expect(forgedStatuses).toHaveLength(6);
+        for (const status of forgedStatuses) expect([202, 400, 404]).toContain(status);
+      } finally {
+        await Promise.all([alice.close(), alice2.close(), bob.close()]);
+      }
+    });
+  });
+
   describe('progress without a token', () => {
     it('sends no progress notification when the client sent no progress token, and does when it did', async () => {
       const call = (meta: object) =>

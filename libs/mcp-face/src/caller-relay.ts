@@ -160,6 +160,11 @@ class SuspendedCall<T> {
     return requests;
   }
 
+  /** Where progress goes from now on: the round that is about to run. */
+  useProgress(sink: ((update: ProgressUpdate) => void) | undefined): void {
+    this.#progress = sink;
+  }
+
   /** Progress goes to the round running now; while suspended there is no stream to send it on. */
   progress(update: ProgressUpdate): void {
     this.#progress?.(update);
@@ -356,6 +361,8 @@ export class CallerRelay {
       return { kind: 'done', value: await run({ signal: round.signal, ...passState, invoke }) };
     }
     const call = new SuspendedCall<T>(round.principal, round.tool, argsHashOf(round.args), round.caller, () => this.#forget(call));
+    // The tool may report progress before its first round is waiting on it.
+    call.useProgress(round.progress);
     const relayed = run({
       signal: call.controller.signal,
       ...passState,
