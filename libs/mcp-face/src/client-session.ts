@@ -161,24 +161,27 @@ export interface LegacyPost {
 /**
  * Reads a POST only where it can matter: a request without a session that may be an
  * `initialize`, and a session's POST that may answer a request of the face. Anything else
- * (every 2026-07-28 request, most 2025 ones) goes to the SDK unread.
+ * (every 2026-07-28 request, most 2025 ones) goes to the SDK unread. `parsedBody`, the body the
+ * transport already parsed, is judged instead of a clone of the request read and parsed again.
  */
-export async function inspectLegacyPost(request: Request, seed: CallerSeed): Promise<LegacyPost> {
+export async function inspectLegacyPost(request: Request, seed: CallerSeed, parsedBody?: unknown): Promise<LegacyPost> {
   if (request.method !== 'POST') return {};
   const version = request.headers.get('mcp-protocol-version');
   if (version !== null && !LEGACY_VERSIONS.has(version)) return {};
-  let text: string;
-  try {
-    text = await request.clone().text();
-  } catch {
-    return {};
-  }
-  if (seed.legacy ? !text.includes(SERVER_REQUEST_ID_PREFIX) : !text.includes('"initialize"')) return {};
-  let message: unknown;
-  try {
-    message = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch {
-    return {};
+  let message: unknown = parsedBody;
+  if (message === undefined) {
+    let text: string;
+    try {
+      text = await request.clone().text();
+    } catch {
+      return {};
+    }
+    if (seed.legacy ? !text.includes(SERVER_REQUEST_ID_PREFIX) : !text.includes('"initialize"')) return {};
+    try {
+      message = JSON.parse(text.replace(/^\uFEFF/, ''));
+    } catch {
+      return {};
+    }
   }
   if (!isObject(message)) return {};
   if (!seed.legacy && message['method'] === 'initialize' && isObject(message['params'])) {

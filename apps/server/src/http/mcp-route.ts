@@ -51,7 +51,11 @@ function parseBody(text: string): unknown {
   }
 }
 
-/** The node request as a web `Request` for the SDK; `signal` fires when the client goes away. */
+/**
+ * The node request as a web `Request` for the SDK; `signal` fires when the client goes away.
+ * `body` is the raw body the SDK must read itself; a body parsed here travels as `parsedBody`
+ * instead, so no stream is built for bytes nobody reads.
+ */
 function toWebRequest(req: IncomingMessage, url: URL, body: Buffer | undefined, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
@@ -105,6 +109,7 @@ export async function serveMcp(req: IncomingMessage, res: ServerResponse, url: U
   res.once('close', () => {
     if (!res.writableFinished) disconnected.abort();
   });
-  const response = await deps.face.handle(toWebRequest(req, url, body, disconnected.signal), principal, disconnected.signal, parsedBody);
+  const request = toWebRequest(req, url, parsedBody === undefined ? body : undefined, disconnected.signal);
+  const response = await deps.face.handle(request, principal, disconnected.signal, parsedBody);
   await writeWebResponse(res, response, deps.headers, deps.writeStallMs ?? DEFAULT_WRITE_STALL_MS);
 }
