@@ -12,6 +12,24 @@ const BODY = JSON.stringify({ tool: 'calculator', version: '1.0.0', args: { expr
 /** The same call as one stateless MCP `tools/call` (a 2025-era request: no session, no initialize). */
 const MCP_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'calculator', arguments: { expression: '2+3*4' } } });
 const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+/** The same call in the 2026-07-28 revision: the per-request `_meta` envelope and its standard headers. */
+const MODERN_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: {
+    name: 'calculator',
+    arguments: { expression: '2+3*4' },
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    },
+  },
+});
+const MODERN_HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'calculator' };
+/** Sequential calls on one connection for the latency percentiles: no queueing, only the work of one call. */
+const LATENCY_CALLS = 400;
 const CONNECTIONS = 32;
 const SECONDS = 4;
 
@@ -26,18 +44,42 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function waitFor(url: string, child: ChildProcess, seconds = 60): Promise<void> {
+async function waitFor(url: string, child: ChildProcess, seconds = 60, init?: RequestInit): Promise<void> {
   const deadline = Date.now() + seconds * 1000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     try {
-      if ((await fetch(url)).ok) return;
+      if ((await fetch(url, init)).ok) return;
     } catch {
       /* not up yet */
     }
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${url} did not answer within ${seconds} s`);
+}
+
+/** The median of sequential calls on one keep-alive connection, in milliseconds. */
+async function latency(origin: string, path: string, headers: Record<string, string>, check: (body: string) => boolean, body: string): Promise<{ p50: number; errors: number }> {
+  const pool = new Pool(origin, { connections: 1, pipelining: 1 });
+  const times: number[] = [];
+  let errors = 0;
+  try {
+    for (let i = 0; i < LATENCY_CALLS; i++) {
+      const started = process.hrtime.bigint();
+      try {
+        const res = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body });
+        const text = await res.body.text();
+        if (res.statusCode === 200 && check(text)) times.push(Number(process.hrtime.bigint() - started) / 1e6);
+        else errors += 1;
+      } catch {
+        errors += 1;
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+  times.sort((a, b) => a - b);
+  return { p50: times.length > 0 ? times[Math.floor(times.length / 2)]! : Number.NaN, errors };
 }
 
 /** Fires requests on `CONNECTIONS` keep-alive connections for `SECONDS`; returns requests/s. */
@@ -71,16 +113,22 @@ async function load(origin: string, path: string, headers: Record<string, string
  * JSON, both as separate processes on this machine, loaded by the same client; then the same call
  * over REST (`POST /api/v1/tools/invoke`) and over MCP (`POST /mcp`, `tools/call`), measured in the
  * same run so their ratio is not the machine's mood.
+ *
+ * MCP is also measured against a bare MCP server (`bare-mcp-server.ts`: the calculator behind the
+ * same SDK's `createMcpHandler` on node:http, no gateway), in both eras: throughput under the same
+ * load, and the median latency of sequential calls on one connection. Toolgate's median minus the
+ * bare one's, from the same run, is the latency Toolgate adds over a bare server.
  */
 export async function bench(): Promise<BenchLine[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'toolgate-bench-http-'));
-  const [gatewayPort, barePort] = [await freePort(), await freePort()];
+  const [gatewayPort, barePort, bareMcpPort] = [await freePort(), await freePort(), await freePort()];
   const answer = JSON.stringify({ result: { data: { ok: true, callId: '00000000-0000-0000-0000-000000000000', output: { result: 14 } } } });
   const bare = spawn(
     process.execPath,
     ['-e', `require('node:http').createServer((q,s)=>{q.resume();q.on('end',()=>{s.writeHead(200,{'content-type':'application/json'});s.end(${JSON.stringify(answer)})})}).listen(${barePort},'127.0.0.1')`],
     { stdio: 'ignore' },
   );
+  const bareMcp = spawn(process.execPath, ['--import', 'tsx', 'tools/bench/src/bare-mcp-server.ts', String(bareMcpPort)], { cwd: ROOT, stdio: 'ignore' });
   const gateway = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, TOOLGATE_PORT: String(gatewayPort), TOOLGATE_DATA_DIR: dataDir },
@@ -88,33 +136,61 @@ export async function bench(): Promise<BenchLine[]> {
   });
   try {
     await waitFor(`http://127.0.0.1:${gatewayPort}/healthz`, gateway);
+    await waitFor(`http://127.0.0.1:${bareMcpPort}/mcp`, bareMcp, 60, { method: 'POST', headers: { 'content-type': 'application/json', ...MCP_HEADERS }, body: MCP_BODY });
     await new Promise((r) => setTimeout(r, 300));
     const ok = (text: string) => text.includes('"result":14');
-    // Warm both up, then measure each once, alternating order would not help on 2 cores.
-    await load(`http://127.0.0.1:${barePort}`, '/', {}, ok);
-    await load(`http://127.0.0.1:${gatewayPort}`, '/trpc/tools.invoke', { authorization: 'Bearer demo' }, ok);
-    const bareResult = await load(`http://127.0.0.1:${barePort}`, '/', {}, ok);
-    const gatewayResult = await load(`http://127.0.0.1:${gatewayPort}`, '/trpc/tools.invoke', { authorization: 'Bearer demo' }, ok);
     const origin = `http://127.0.0.1:${gatewayPort}`;
+    const bareMcpOrigin = `http://127.0.0.1:${bareMcpPort}`;
     const auth = { authorization: 'Bearer demo' };
+    const legacy = { ...auth, ...MCP_HEADERS };
+    const modern = { ...auth, ...MODERN_HEADERS };
+    // Warm each up, then measure each once; alternating order would not help on 2 cores.
+    await load(`http://127.0.0.1:${barePort}`, '/', {}, ok);
+    await load(origin, '/trpc/tools.invoke', auth, ok);
+    const bareResult = await load(`http://127.0.0.1:${barePort}`, '/', {}, ok);
+    const gatewayResult = await load(origin, '/trpc/tools.invoke', auth, ok);
     await load(origin, '/api/v1/tools/invoke', auth, ok);
     const restResult = await load(origin, '/api/v1/tools/invoke', auth, ok);
-    await load(origin, '/mcp', { ...auth, ...MCP_HEADERS }, ok, MCP_BODY);
-    const mcpResult = await load(origin, '/mcp', { ...auth, ...MCP_HEADERS }, ok, MCP_BODY);
+    await load(origin, '/mcp', legacy, ok, MCP_BODY);
+    const mcpResult = await load(origin, '/mcp', legacy, ok, MCP_BODY);
+    await load(bareMcpOrigin, '/mcp', MCP_HEADERS, ok, MCP_BODY);
+    const bareMcpResult = await load(bareMcpOrigin, '/mcp', MCP_HEADERS, ok, MCP_BODY);
+    const modernResult = await load(origin, '/mcp', modern, ok, MODERN_BODY);
+    const bareModernResult = await load(bareMcpOrigin, '/mcp', MODERN_HEADERS, ok, MODERN_BODY);
+    // Latency pairs back to back, the bare server first, so both medians see the same machine.
+    const bareLegacyLatency = await latency(bareMcpOrigin, '/mcp', MCP_HEADERS, ok, MCP_BODY);
+    const legacyLatency = await latency(origin, '/mcp', legacy, ok, MCP_BODY);
+    const bareModernLatency = await latency(bareMcpOrigin, '/mcp', MODERN_HEADERS, ok, MODERN_BODY);
+    const modernLatency = await latency(origin, '/mcp', modern, ok, MODERN_BODY);
+    const restLatency = await latency(origin, '/api/v1/tools/invoke', auth, ok, BODY);
     const ratio = gatewayResult.rps / bareResult.rps;
     const mcpToRest = mcpResult.rps / restResult.rps;
+    const modernToRest = modernResult.rps / restResult.rps;
+    const rps = (r: { rps: number; errors: number }) => `${r.rps.toFixed(0)} req/s (${r.errors} errors)`;
+    const ms = (r: { p50: number; errors: number }) => `p50 ${r.p50.toFixed(3)} ms (${r.errors} errors)`;
     return [
-      `load: ${CONNECTIONS} keep-alive connections for ${SECONDS} s each, client in this process`,
-      `bare node:http, same JSON answer:      ${bareResult.rps.toFixed(0)} req/s (${bareResult.errors} errors)`,
-      `toolgate tools.invoke over tRPC:       ${gatewayResult.rps.toFixed(0)} req/s (${gatewayResult.errors} errors)`,
-      `toolgate tools/invoke over REST:       ${restResult.rps.toFixed(0)} req/s (${restResult.errors} errors)`,
-      `toolgate tools/call over MCP (/mcp):   ${mcpResult.rps.toFixed(0)} req/s (${mcpResult.errors} errors)`,
+      `load: ${CONNECTIONS} keep-alive connections for ${SECONDS} s each, client in this process; latency: ${LATENCY_CALLS} sequential calls on one connection`,
+      `bare node:http, same JSON answer:      ${rps(bareResult)}`,
+      `toolgate tools.invoke over tRPC:       ${rps(gatewayResult)}`,
+      `toolgate tools/invoke over REST:       ${rps(restResult)}`,
+      `toolgate tools/call over MCP (/mcp):   ${rps(mcpResult)}  [2025-06-18]`,
+      `bare SDK MCP server, same tool:        ${rps(bareMcpResult)}  [2025-06-18]`,
+      `toolgate tools/call over MCP (/mcp):   ${rps(modernResult)}  [2026-07-28]`,
+      `bare SDK MCP server, same tool:        ${rps(bareModernResult)}  [2026-07-28]`,
+      `latency REST:                          ${ms(restLatency)}`,
+      `latency toolgate MCP / bare SDK MCP:   ${ms(legacyLatency)} / ${ms(bareLegacyLatency)}  [2025-06-18]`,
+      `latency toolgate MCP / bare SDK MCP:   ${ms(modernLatency)} / ${ms(bareModernLatency)}  [2026-07-28]`,
       `ratio toolgate / bare: ${ratio.toFixed(2)}; each call is audited twice with fdatasync (group commit)`,
+      `ratio bare SDK MCP / REST: ${(bareMcpResult.rps / restResult.rps).toFixed(2)} [2025-06-18], ${(bareModernResult.rps / restResult.rps).toFixed(2)} [2026-07-28]: the SDK alone, with no gateway, against Toolgate's REST`,
       target('toolgate / bare node:http throughput', ratio, '>=', 0.5),
-      target('MCP / REST invoke throughput', mcpToRest, '>=', 1.0),
+      target('MCP / REST invoke throughput [2025-06-18]', mcpToRest, '>=', 1.0),
+      target('MCP / REST invoke throughput [2026-07-28]', modernToRest, '>=', 1.0),
+      target('MCP p50 added over a bare SDK server [2025-06-18]', legacyLatency.p50 - bareLegacyLatency.p50, '<', 1, ' ms', 3),
+      target('MCP p50 added over a bare SDK server [2026-07-28]', modernLatency.p50 - bareModernLatency.p50, '<', 1, ' ms', 3),
     ];
   } finally {
     bare.kill('SIGKILL');
+    bareMcp.kill('SIGKILL');
     gateway.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
     if (gateway.exitCode === null) gateway.kill('SIGKILL');
