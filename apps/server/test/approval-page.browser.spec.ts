@@ -193,6 +193,11 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
         expect(await page.locator('#request').isHidden()).toBe(true);
         expect(await page.content()).not.toContain('secret payload');
         await expectNothingRan(page, seen);
+        // The right token afterwards replaces the wrong one; nothing of the first attempt lingers.
+        await signIn(page, CAROL);
+        await expect.poll(() => text(page, 'field-args')).toContain('secret payload');
+        expect(await text(page, 'problem')).toBe('');
+        expect(seen.requests.filter((r) => r.authorization !== undefined).map((r) => r.authorization)).toEqual([`Bearer ${token}`, `Bearer ${CAROL}`]);
       } finally {
         await close();
       }
