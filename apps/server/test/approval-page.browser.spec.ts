@@ -13,6 +13,9 @@ import { ALICE, CAROL, GINA, RITA, requestEcho, startApprovalServer } from './ap
 
 const executablePath = chromiumForSuite('approval page (browser)');
 
+/** Waits for what the page shows; generous, since the box is shared and chromium competes for it. */
+const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 15_000, interval: 50 });
+
 /** Markup and script in every spelling the page must show as text: it would set `window.__pwned` if it ran. */
 const HOSTILE_ARGS =
   '<script>window.__pwned="script"</script><img src=x onerror="window.__pwned=\'img\'"><a href="javascript:window.__pwned=\'link\'">open</a></textarea><svg onload="window.__pwned=\'svg\'"></svg>';
@@ -93,7 +96,7 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
     const { page, seen, close } = await open(id);
     try {
       await signIn(page, CAROL);
-      await expect.poll(() => text(page, 'field-tool')).toBe('files__echo');
+      await poll(() => text(page, 'field-tool')).toBe('files__echo');
       expect(await text(page, 'field-id')).toBe(id);
       expect(await text(page, 'field-version')).toBe(view.version);
       expect(await text(page, 'field-requester')).toBe('alice');
@@ -125,10 +128,10 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
     const { page, seen, close } = await open(id);
     try {
       await signIn(page, CAROL);
-      await expect.poll(() => text(page, 'field-status')).toBe('pending');
+      await poll(() => text(page, 'field-status')).toBe('pending');
       await page.getByLabel('Reason (optional, recorded in the audit trail)').fill(reason);
       await page.getByRole('button', { name: 'Approve' }).click();
-      await expect.poll(() => text(page, 'field-status')).toBe('approved');
+      await poll(() => text(page, 'field-status')).toBe('approved');
       expect(await text(page, 'status')).toBe('Done: the request is approved.');
       expect(await text(page, 'field-decision')).toBe('approved by carol reason: </textarea><script>window.__pwned="reason"</script> fine \\u{2066}by me');
       expect(await page.locator('#decide').isHidden()).toBe(true);
@@ -149,10 +152,10 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
     const { page, close } = await open(id);
     try {
       await signIn(page, CAROL);
-      await expect.poll(() => text(page, 'field-status')).toBe('pending');
+      await poll(() => text(page, 'field-status')).toBe('pending');
       await page.getByLabel('Reason (optional, recorded in the audit trail)').fill('not in prod');
       await page.getByRole('button', { name: 'Deny' }).click();
-      await expect.poll(() => text(page, 'field-status')).toBe('denied');
+      await poll(() => text(page, 'field-status')).toBe('denied');
       expect(await text(page, 'field-decision')).toBe('denied by carol reason: not in prod');
     } finally {
       await close();
@@ -168,9 +171,9 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
     const { page, seen, close } = await open(id);
     try {
       await signIn(page, token);
-      await expect.poll(() => text(page, 'field-requester')).toBe(who);
+      await poll(() => text(page, 'field-requester')).toBe(who);
       await page.getByRole('button', { name: 'Approve' }).click();
-      await expect.poll(() => text(page, 'problem')).toBe(refusal(id));
+      await poll(() => text(page, 'problem')).toBe(refusal(id));
       expect(await text(page, 'field-status')).toBe('pending');
       await expectTokenOnlyInHeaders(page, seen, token);
     } finally {
@@ -189,13 +192,13 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
       const { page, seen, close } = await open(id);
       try {
         await signIn(page, token);
-        await expect.poll(() => text(page, 'problem')).toBe('The server refused this token. Check it and try again.');
+        await poll(() => text(page, 'problem')).toBe('The server refused this token. Check it and try again.');
         expect(await page.locator('#request').isHidden()).toBe(true);
         expect(await page.content()).not.toContain('secret payload');
         await expectNothingRan(page, seen);
         // The right token afterwards replaces the wrong one; nothing of the first attempt lingers.
         await signIn(page, CAROL);
-        await expect.poll(() => text(page, 'field-args')).toContain('secret payload');
+        await poll(() => text(page, 'field-args')).toContain('secret payload');
         expect(await text(page, 'problem')).toBe('');
         expect(seen.requests.filter((r) => r.authorization !== undefined).map((r) => r.authorization)).toEqual([`Bearer ${token}`, `Bearer ${CAROL}`]);
       } finally {
@@ -208,7 +211,7 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
       const { page, close } = await open(foreign);
       try {
         await signIn(page, CAROL);
-        await expect.poll(() => text(page, 'problem')).toBe(`There is no approval '${foreign}' that you can see in your tenant.`);
+        await poll(() => text(page, 'problem')).toBe(`There is no approval '${foreign}' that you can see in your tenant.`);
         expect(await page.locator('#request').isHidden()).toBe(true);
         expect(await page.content()).not.toContain('globex payload');
       } finally {
@@ -298,11 +301,11 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
           try {
             expect(page.url()).toBe(url);
             await signIn(page, CAROL);
-            await expect.poll(() => text(page, 'field-tool')).toBe('files__echo');
+            await poll(() => text(page, 'field-tool')).toBe('files__echo');
             expect(await text(page, 'field-requester')).toBe('alice');
             expect(await text(page, 'field-args')).toContain(`"text": "held for ${era}"`);
             await page.getByRole('button', { name: 'Approve' }).click();
-            await expect.poll(() => text(page, 'field-status')).toBe('approved');
+            await poll(() => text(page, 'field-status')).toBe('approved');
             await expectNothingRan(page, seen);
             await expectTokenOnlyInHeaders(page, seen, CAROL);
           } finally {
@@ -331,10 +334,10 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
         const { page, close } = await open(deniedId);
         try {
           await signIn(page, CAROL);
-          await expect.poll(() => text(page, 'field-status')).toBe('pending');
+          await poll(() => text(page, 'field-status')).toBe('pending');
           await page.getByLabel('Reason (optional, recorded in the audit trail)').fill('no echo today');
           await page.getByRole('button', { name: 'Deny' }).click();
-          await expect.poll(() => text(page, 'field-status')).toBe('denied');
+          await poll(() => text(page, 'field-status')).toBe('denied');
         } finally {
           await close();
         }
