@@ -89,6 +89,23 @@ export interface ApprovalFlowGateway {
 }
 
 /**
+ * The gateway's result with a hint an MCP client can follow: its request hint names the tRPC
+ * `approvals.request`, which an MCP client has no way to call; calling the tool again does the same.
+ */
+function overMcp(result: InvokeResult): InvokeResult {
+  if (result.ok || result.denial.gate !== 'approval' || !result.denial.hint?.includes('approvals.request')) return result;
+  return {
+    ...result,
+    denial: {
+      ...result.denial,
+      hint:
+        `Call this tool again with the same arguments and without _meta "${APPROVAL_META_KEY}": Toolgate asks for a new approval of exactly ` +
+        'these arguments and says where an approver decides it.',
+    },
+  };
+}
+
+/**
  * A refusal the flow answers itself. With the call id of the gateway's audited denial when
  * there is one; a 2026-07-28 retry refused before any call has none to name.
  */
@@ -164,8 +181,8 @@ export class ApprovalFlow {
   async call(principal: Principal, caller: CallerClient, request: InvokeRequest, io: CallIo): Promise<FlowAnswer> {
     if (io.requestState !== undefined) return this.#resume(principal, caller, request, io);
     const result = await this.options.gateway.invoke(principal, request, { signal: io.signal, ...io.invoke });
-    // A caller that named an approval gets the gateway's own verdict on it.
-    if (result.ok || result.denial.code !== 'APPROVAL_REQUIRED' || request.approvalId !== undefined) return { kind: 'invoked', result };
+    // A caller that named an approval gets the gateway's own verdict on it, with a hint it can act on over MCP.
+    if (result.ok || result.denial.code !== 'APPROVAL_REQUIRED' || request.approvalId !== undefined) return { kind: 'invoked', result: overMcp(result) };
     const waiting = await this.#waitingFor(principal, request, result.denial);
     if ('denial' in waiting) return { kind: 'answer', result: refusalResult(waiting.denial, waiting.callId ?? result.callId) };
     if (caller.era === 'modern' && caller.capabilities.elicitation?.url) return { kind: 'answer', result: this.#inputRequired(principal, request, waiting) };

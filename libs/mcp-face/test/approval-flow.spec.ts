@@ -268,6 +268,7 @@ describe('approvals over MCP (ADR 0050)', () => {
       const replay = await client.call(ARGS, { meta: { 'toolgate/approvalId': id } });
       expect(replay.isError).toBe(true);
       expect(replay.content[0]!.text).toMatch(/already used/);
+      expect(replay.content[0]!.text).toMatch(/Call this tool again with the same arguments and without _meta "toolgate\/approvalId"/);
       // By digest: a new request, approved, and a plain retry of the same payload runs.
       const third = await client.call(ARGS);
       const next = (third.structuredContent as { denial: { data: Record<string, string> } }).denial.data['approvalId']!;
@@ -327,6 +328,8 @@ describe('approvals over MCP (ADR 0050)', () => {
         const result = await client.call(ARGS, { meta: { 'toolgate/approvalId': id } });
         expect(result.isError).toBe(true);
         expect(result.content[0]!.text).toMatch(pattern);
+        // Never the tRPC call an MCP client cannot make.
+        expect(result.content[0]!.text).not.toMatch(/approvals\.request/);
       }
       expect(client.shown).toHaveLength(0);
       expect(events().filter((e) => e === 'approval_requested').length).toBe(before);
