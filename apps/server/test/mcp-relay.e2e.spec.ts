@@ -133,6 +133,18 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
       expect(last).toMatchObject({ event: 'succeeded', principal: 'alice', detail: 'relayed to the caller: elicitation 1: 1 answered' });
     });
 
+    it("relays the upstream's URL-mode elicitation to a client that declared URL mode", async () => {
+      const asked: any[] = [];
+      const client = await connect(url, ALICE, generation, { elicit: (params) => (asked.push(params), { action: 'accept' }) });
+      try {
+        const result = await client.callTool('every__trigger_url_elicitation', { url: 'https://example.org/consent', message: 'Please sign in' });
+        expect(result.isError).toBeFalsy();
+        expect(asked).toEqual([expect.objectContaining({ mode: 'url', url: 'https://example.org/consent', message: 'Please sign in' })]);
+      } finally {
+        await client.close();
+      }
+    });
+
     it('relays the upstream sampling request to the calling client', async () => {
       const client = await connect(url, ALICE, generation, {
         sample: (params) => {
@@ -372,6 +384,23 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
         await client.callTool('asks__ask_later', {});
         await sleep(400);
         expect(upstreamText(await client.callTool('asks__late_outcome', {}))).toMatch(/^refused: .*no tool call is in flight/);
+        expect(asked).toBe(0);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
+  describe('elicitation modes the client did not declare', () => {
+    it('refuses a URL-mode elicitation to a 2025-era client that declared form mode only', async () => {
+      let asked = 0;
+      const client = new LegacyClient({ name: 'form-only', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+      client.setRequestHandler(ElicitRequestSchema, async () => ((asked += 1), { action: 'accept' }));
+      await client.connect(new LegacyTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }));
+      try {
+        const result = await client.callTool({ name: 'every__trigger_url_elicitation', arguments: { url: 'https://example.org/x' } });
+        expect(result.isError).toBe(true);
+        expect(JSON.stringify(result)).toMatch(/did not declare elicitation in url mode/);
         expect(asked).toBe(0);
       } finally {
         await client.close();
