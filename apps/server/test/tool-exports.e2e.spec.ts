@@ -198,6 +198,30 @@ describe('tool exports and calls by alias, end to end', { timeout: 120_000 }, ()
     expect(denied.map((r) => r.tool)).toEqual([ALIAS, ALIAS, ALIAS]);
   });
 
+  describe('a flood of alias-shaped names (each costs a walk over the caller\'s tools)', () => {
+    it('refuses every one as TOOL_NOT_FOUND while /healthz keeps answering within 100 ms', async () => {
+      const spellings = (i: number) => [
+        `docs__${'q'.repeat(40)}_${i.toString(16).padStart(12, '0')}`,
+        `${ALIAS.slice(0, -12)}${i.toString(16).padStart(12, '0')}`,
+        ALIAS,
+      ];
+      let done = false;
+      const probing = healthTimes(h, () => done, { minSamples: 5 });
+      // Waves of 15 at once: the point is the lookup's cost, not how many sockets a box queues.
+      const names = Array.from({ length: 100 }, (_, i) => spellings(i)).flat();
+      const answers: { status: number; body: any }[] = [];
+      for (let at = 0; at < names.length; at += 15) {
+        const wave = names.slice(at, at + 15).map((tool) => h.call('/api/v1/tools/invoke', { method: 'POST', token: PETE, json: { tool, args: {} } }));
+        answers.push(...(await Promise.all(wave)));
+      }
+      done = true;
+      expect(answers).toHaveLength(300);
+      const times = await probing;
+      expect(answers.every((a) => a.status === 200 && a.body.denial?.code === 'TOOL_NOT_FOUND')).toBe(true);
+      expect(Math.max(...times)).toBeLessThan(100);
+    });
+  });
+
   it('refuses an unknown format with a 400 naming the accepted ones, and keeps serving', async () => {
     for (const format of ['gemini', 'OPENAI', '', '%00', 'openai%20']) {
       const { status, body } = await exported(format);

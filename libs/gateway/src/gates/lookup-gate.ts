@@ -28,10 +28,13 @@ export function lookupGate({ registry, access }: LookupNeeds): CallGate {
     name: 'lookup',
     check(call) {
       const { tool: name, version } = call.request;
-      const tool = typeof name === 'string' ? (registry.get(name) ?? byAlias(call, name)) : undefined;
+      let tool = typeof name === 'string' ? registry.get(name) : undefined;
+      // A miss lists the catalog once, for the alias and for the suggestions alike.
+      const all = tool ? undefined : registry.list();
+      const mine = all ? access.toolsOf(call.principal, all) : [];
+      if (all && typeof name === 'string') tool = byAlias(name, all, mine);
       if (!tool) {
         const shown = typeof name === 'string' ? name.slice(0, SHOWN_NAME_CHARS) : String(name);
-        const mine = access.toolsOf(call.principal, registry.list());
         const close = typeof name === 'string' ? closestNames(name, mine) : [];
         return deny(
           'lookup',
@@ -56,14 +59,15 @@ export function lookupGate({ registry, access }: LookupNeeds): CallGate {
     },
   };
 
-  function byAlias(call: Call, name: string): ToolDefinition | undefined {
-    // Most unknown names are typos; only one shaped like an alias costs a walk over the catalog.
-    if (!ALIAS_SHAPE.test(name)) return undefined;
-    const all = registry.list();
-    const registered = new Set(all.map((d) => d.manifest.name));
-    const real = resolveAlias(access.toolsOf(call.principal, all), name, (n) => registered.has(n));
-    return real === undefined ? undefined : all.find((d) => d.manifest.name === real);
-  }
+}
+
+/** The tool among `all` whose alias `name` is, if the caller may use it (`mine`) and the alias is unambiguous. */
+function byAlias(name: string, all: readonly ToolDefinition[], mine: readonly string[]): ToolDefinition | undefined {
+  // Most unknown names are typos; only one shaped like an alias costs a walk over the caller's tools.
+  if (!ALIAS_SHAPE.test(name)) return undefined;
+  const registered = new Set(all.map((d) => d.manifest.name));
+  const real = resolveAlias(mine, name, (n) => registered.has(n));
+  return real === undefined ? undefined : all.find((d) => d.manifest.name === real);
 }
 
 /**
