@@ -1,4 +1,5 @@
 import type { JsonObject, JsonSchema, ToolManifest } from '@toolgate/contracts';
+import { calculatorTool } from '@toolgate/tool-calculator';
 import { describe, expect, it } from 'vitest';
 import {
   ALIAS_MAX_LENGTH,
@@ -111,6 +112,39 @@ describe('the golden definition of one first-party tool, per vendor', () => {
     expect(exportTools(tools, 'openai', nobody).tools.map((t) => t.function.name)).toEqual(['b_tool', 'a_tool', 'c_tool']);
     expect(exportTools(tools, 'anthropic', nobody).tools.map((t) => t.name)).toEqual(['b_tool', 'a_tool', 'c_tool']);
     expect(exportTools([], 'mcp', nobody).tools).toEqual([]);
+  });
+});
+
+describe('golden: the first-party calculator as each vendor takes it', () => {
+  const description =
+    'Evaluates an arithmetic expression exactly as written: numbers, + - * / % ** (power, right-associative; -2**2 = -4), unary signs and parentheses.';
+  const schema = {
+    type: 'object',
+    properties: { expression: { type: 'string', minLength: 1, maxLength: 1000, description: "An arithmetic expression such as '2 + 3 * 4' or '(1.5e3 - 20) % 7'." } },
+    required: ['expression'],
+    additionalProperties: false,
+  };
+  const registered = (n: string) => n === 'calculator';
+
+  it('openai', () => {
+    expect(exportTools([calculatorTool.manifest], 'openai', registered).tools).toEqual([{ type: 'function', function: { name: 'calculator', description, parameters: schema } }]);
+  });
+
+  it('anthropic', () => {
+    expect(exportTools([calculatorTool.manifest], 'anthropic', registered).tools).toEqual([{ name: 'calculator', description, input_schema: schema }]);
+  });
+
+  it('mcp', () => {
+    expect(exportTools([calculatorTool.manifest], 'mcp', registered).tools).toEqual([
+      {
+        name: 'calculator',
+        title: 'Calculator',
+        description,
+        inputSchema: schema,
+        outputSchema: calculatorTool.manifest.output,
+        annotations: { title: 'Calculator', readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+      },
+    ]);
   });
 });
 
