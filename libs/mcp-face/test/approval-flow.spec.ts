@@ -279,6 +279,36 @@ describe('approvals over MCP (ADR 0050)', () => {
     });
   });
 
+  it('a 2025-06-18 client (elicitation meant form mode then) gets the retry tool error, never an elicitation', async () => {
+    const post = (body: object, session?: string) =>
+      face.handle(
+        new Request(URL_, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(session ? { 'mcp-protocol-version': '2025-06-18', 'mcp-session-id': session } : {}),
+          },
+          body: JSON.stringify(body),
+        }),
+        worker,
+      );
+    /** Every JSON-RPC message of an answer, whether it came as JSON or as an SSE stream. */
+    const messages = async (response: Response) => {
+      const text = await response.text();
+      return text.trimStart().startsWith('{') ? [JSON.parse(text)] : text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    };
+    const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'old', version: '1' } } });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    expect((await messages(init))[0].result.protocolVersion).toBe('2025-06-18');
+    const answer = await messages(await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'risky_calc', arguments: ARGS } }, session));
+    expect(answer.map((m) => m.method)).not.toContain('elicitation/create');
+    const result = answer.find((m) => m.id === 1).result;
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent.denial).toMatchObject({ code: 'APPROVAL_REQUIRED', data: { approvalId: expect.any(String), payloadDigest: expect.stringMatching(/^sha256:/) } });
+    expect(result.content[0].text).toMatch(/call this tool again with the same arguments/);
+  });
+
   it('a planner without the tool is refused at the allow gate; no approval is asked for', async () => {
     const client = await open(planner, 'modern-url', async () => 'accept');
     const result = await client.call(ARGS);
