@@ -226,7 +226,7 @@ describe('tool exports and calls by alias, end to end', { timeout: 120_000 }, ()
     for (const format of ['gemini', 'OPENAI', '', '%00', 'openai%20']) {
       const { status, body } = await exported(format);
       expect(status).toBe(400);
-      expect(body.error.message).toContain('format must be one of toolgate, openai, anthropic, mcp');
+      expect(body.error.message).toContain('format: must be one of toolgate, openai, anthropic, mcp');
     }
     const times = await healthTimes(h, () => true, { minSamples: 3 });
     expect(Math.max(...times)).toBeLessThan(100);

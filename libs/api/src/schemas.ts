@@ -32,7 +32,7 @@ export const explainInput = invokeInput;
  */
 export const toolsListInput = z
   .strictObject({
-    format: z.enum(TOOL_EXPORT_FORMATS, { error: () => `format must be one of ${TOOL_EXPORT_FORMATS.join(', ')}` }),
+    format: z.enum(TOOL_EXPORT_FORMATS, { error: () => `must be one of ${TOOL_EXPORT_FORMATS.join(', ')}` }),
   })
   .optional();
 

@@ -120,7 +120,7 @@ describe('tools.list formats and calls by alias, over tRPC and REST', () => {
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ error: { code: 'BAD_REQUEST' } });
       const message = (res.body as { error: { message: string } }).error.message;
-      expect(message).toContain('format must be one of toolgate, openai, anthropic, mcp');
+      expect(message).toContain('format: must be one of toolgate, openai, anthropic, mcp');
       expect(message.length).toBeLessThan(300);
     });
 
