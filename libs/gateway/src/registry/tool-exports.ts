@@ -62,6 +62,13 @@ export function nameFits(name: string, format: VendorFormat): boolean {
   return TOOL_NAME_RULES[format].test(name);
 }
 
+const VENDOR_FORMATS = Object.keys(TOOL_NAME_RULES) as VendorFormat[];
+
+/** Whether a name is exported as itself in every vendor format (so it has no alias anywhere). */
+function fitsEveryRule(name: string): boolean {
+  return VENDOR_FORMATS.every((format) => nameFits(name, format));
+}
+
 /** The name a tool is exported under in `format`: its own when the vendor's rule allows it, else its alias. */
 export function exportName(name: string, format: VendorFormat): string {
   return nameFits(name, format) ? name : aliasOf(name);
@@ -124,8 +131,8 @@ export function resolveAlias(
   if (!ALIAS_SHAPE.test(sent) || isRegistered(sent)) return undefined;
   let found: string | undefined;
   for (const name of names) {
-    // An alias is the same in every format; a name that fits the widest rule (MCP) still has one in the narrower ones.
-    if (nameFits(name, 'openai') || alias(name) !== sent) continue;
+    // An alias is the same in every format: a name that fits MCP's rule but not OpenAI's has one too.
+    if (fitsEveryRule(name) || alias(name) !== sent) continue;
     // Two visible tools sharing the alias: neither is exported under it, so neither is called by it.
     if (found !== undefined) return undefined;
     found = name;
