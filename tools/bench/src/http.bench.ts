@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -82,8 +83,43 @@ async function latency(origin: string, path: string, headers: Record<string, str
   return { p50: times.length > 0 ? times[Math.floor(times.length / 2)]! : Number.NaN, errors };
 }
 
-/** Fires requests on `CONNECTIONS` keep-alive connections for `SECONDS`; returns requests/s. */
-async function load(origin: string, path: string, headers: Record<string, string>, check: (body: string) => boolean, body = BODY): Promise<{ rps: number; errors: number }> {
+/** Clock ticks per second of /proc's CPU times (Linux), or NaN where that cannot be read. */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  } catch {
+    return Number.NaN;
+  }
+})();
+
+/**
+ * CPU time a process has used so far, in ms (user + system, Linux /proc), or NaN. CPU time per
+ * call holds on a shared box where requests per second do not: other work there slows the wall
+ * clock, not what one call costs.
+ */
+function cpuMsOf(child: ChildProcess): number {
+  try {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * Fires requests on `CONNECTIONS` keep-alive connections for `SECONDS`; returns requests/s and,
+ * when the serving process is given, its CPU time per answered call in µs.
+ */
+async function load(
+  origin: string,
+  path: string,
+  headers: Record<string, string>,
+  check: (body: string) => boolean,
+  body = BODY,
+  server?: ChildProcess,
+): Promise<{ rps: number; errors: number; cpuUs: number }> {
+  const cpuBefore = server ? cpuMsOf(server) : Number.NaN;
   const pool = new Pool(origin, { connections: CONNECTIONS, pipelining: 1 });
   let done = 0;
   let errors = 0;
@@ -103,8 +139,9 @@ async function load(origin: string, path: string, headers: Record<string, string
   const started = Date.now();
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
   const elapsed = (Date.now() - started) / 1000;
+  const cpuUs = ((server ? cpuMsOf(server) : Number.NaN) - cpuBefore) * 1000 / done;
   await pool.close();
-  return { rps: done / elapsed, errors };
+  return { rps: done / elapsed, errors, cpuUs };
 }
 
 /**
@@ -150,13 +187,13 @@ export async function bench(): Promise<BenchLine[]> {
     const bareResult = await load(`http://127.0.0.1:${barePort}`, '/', {}, ok);
     const gatewayResult = await load(origin, '/trpc/tools.invoke', auth, ok);
     await load(origin, '/api/v1/tools/invoke', auth, ok);
-    const restResult = await load(origin, '/api/v1/tools/invoke', auth, ok);
+    const restResult = await load(origin, '/api/v1/tools/invoke', auth, ok, BODY, gateway);
     await load(origin, '/mcp', legacy, ok, MCP_BODY);
-    const mcpResult = await load(origin, '/mcp', legacy, ok, MCP_BODY);
+    const mcpResult = await load(origin, '/mcp', legacy, ok, MCP_BODY, gateway);
     await load(bareMcpOrigin, '/mcp', MCP_HEADERS, ok, MCP_BODY);
-    const bareMcpResult = await load(bareMcpOrigin, '/mcp', MCP_HEADERS, ok, MCP_BODY);
-    const modernResult = await load(origin, '/mcp', modern, ok, MODERN_BODY);
-    const bareModernResult = await load(bareMcpOrigin, '/mcp', MODERN_HEADERS, ok, MODERN_BODY);
+    const bareMcpResult = await load(bareMcpOrigin, '/mcp', MCP_HEADERS, ok, MCP_BODY, bareMcp);
+    const modernResult = await load(origin, '/mcp', modern, ok, MODERN_BODY, gateway);
+    const bareModernResult = await load(bareMcpOrigin, '/mcp', MODERN_HEADERS, ok, MODERN_BODY, bareMcp);
     // Latency pairs back to back, the bare server first, so both medians see the same machine.
     const bareLegacyLatency = await latency(bareMcpOrigin, '/mcp', MCP_HEADERS, ok, MCP_BODY);
     const legacyLatency = await latency(origin, '/mcp', legacy, ok, MCP_BODY);
@@ -166,7 +203,8 @@ export async function bench(): Promise<BenchLine[]> {
     const ratio = gatewayResult.rps / bareResult.rps;
     const mcpToRest = mcpResult.rps / restResult.rps;
     const modernToRest = modernResult.rps / restResult.rps;
-    const rps = (r: { rps: number; errors: number }) => `${r.rps.toFixed(0)} req/s (${r.errors} errors)`;
+    const rps = (r: { rps: number; errors: number; cpuUs: number }) =>
+      `${r.rps.toFixed(0)} req/s (${r.errors} errors)${Number.isFinite(r.cpuUs) ? `, ${r.cpuUs.toFixed(0)} µs CPU per call` : ''}`;
     const ms = (r: { p50: number; errors: number }) => `p50 ${r.p50.toFixed(3)} ms (${r.errors} errors)`;
     return [
       `load: ${CONNECTIONS} keep-alive connections for ${SECONDS} s each, client in this process; latency: ${LATENCY_CALLS} sequential calls on one connection`,
@@ -180,6 +218,8 @@ export async function bench(): Promise<BenchLine[]> {
       `latency REST:                          ${ms(restLatency)}`,
       `latency toolgate MCP / bare SDK MCP:   ${ms(legacyLatency)} / ${ms(bareLegacyLatency)}  [2025-06-18]`,
       `latency toolgate MCP / bare SDK MCP:   ${ms(modernLatency)} / ${ms(bareModernLatency)}  [2026-07-28]`,
+      `latency MCP over REST (the face's own share, same gateway work): ${(legacyLatency.p50 - restLatency.p50).toFixed(3)} ms [2025-06-18], ${(modernLatency.p50 - restLatency.p50).toFixed(3)} ms [2026-07-28]`,
+      `CPU per call, MCP / REST: ${(mcpResult.cpuUs / restResult.cpuUs).toFixed(2)} [2025-06-18], ${(modernResult.cpuUs / restResult.cpuUs).toFixed(2)} [2026-07-28]; bare SDK MCP / REST: ${(bareMcpResult.cpuUs / restResult.cpuUs).toFixed(2)} [2025-06-18], ${(bareModernResult.cpuUs / restResult.cpuUs).toFixed(2)} [2026-07-28]`,
       `ratio toolgate / bare: ${ratio.toFixed(2)}; each call is audited twice with fdatasync (group commit)`,
       `ratio bare SDK MCP / REST: ${(bareMcpResult.rps / restResult.rps).toFixed(2)} [2025-06-18], ${(bareModernResult.rps / restResult.rps).toFixed(2)} [2026-07-28]: the SDK alone, with no gateway, against Toolgate's REST`,
       target('toolgate / bare node:http throughput', ratio, '>=', 0.5),
