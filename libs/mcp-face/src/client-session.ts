@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, type AuthInfo, type ClientCapabilities } from '@modelcontextprotocol/server';
 import type { JsonObject, Principal } from '@toolgate/contracts';
 import { tokenProblemText, type SignedTokens } from './signed-token.js';
@@ -35,9 +35,19 @@ export interface CallerSeed {
   readonly requestKey: string;
 }
 
-/** Random key text: 128 bits, URL-safe. */
+/** Random bytes for keys, drawn a pool at a time: one system call per 256 keys, not one per request (every POST needs a key). */
+const KEY_POOL = Buffer.alloc(4096);
+let keyPoolAt = KEY_POOL.length;
+
+/** Random key text: 128 bits, URL-safe; no two keys share a byte of the pool. */
 export function randomKey(): string {
-  return randomBytes(16).toString('base64url');
+  if (keyPoolAt + 16 > KEY_POOL.length) {
+    randomFillSync(KEY_POOL);
+    keyPoolAt = 0;
+  }
+  const key = KEY_POOL.toString('base64url', keyPoolAt, keyPoolAt + 16);
+  keyPoolAt += 16;
+  return key;
 }
 
 /** The context every SDK request handler receives (only the parts `callerOf` reads). */
