@@ -147,7 +147,7 @@ interface Waiting {
 }
 
 /** Why a hold ended. */
-type HoldEnd = 'decided' | 'pending' | 'expired' | 'missing' | 'aborted' | 'unavailable' | 'declined';
+type HoldEnd = 'decided' | 'pending' | 'expired' | 'missing' | 'aborted' | 'unavailable' | 'declined' | 'dismissed' | 'unshown';
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -179,7 +179,7 @@ export class ApprovalFlow {
 
   /** One `tools/call`: the gateway's result, or the approval exchange that stands in for it. */
   async call(principal: Principal, caller: CallerClient, request: InvokeRequest, io: CallIo): Promise<FlowAnswer> {
-    if (io.requestState !== undefined) return this.#resume(principal, caller, request, io);
+    if (io.requestState !== undefined) return this.#resume(principal, request, io);
     const result = await this.options.gateway.invoke(principal, request, { signal: io.signal, ...io.invoke });
     // A caller that named an approval gets the gateway's own verdict on it, with a hint it can act on over MCP.
     if (result.ok || result.denial.code !== 'APPROVAL_REQUIRED' || request.approvalId !== undefined) return { kind: 'invoked', result: overMcp(result) };
@@ -223,7 +223,7 @@ export class ApprovalFlow {
   }
 
   /** A 2026-07-28 retry: verify the state, read the answer, hold until decided, then run or refuse. */
-  async #resume(principal: Principal, caller: CallerClient, request: InvokeRequest, io: CallIo): Promise<FlowAnswer> {
+  async #resume(principal: Principal, request: InvokeRequest, io: CallIo): Promise<FlowAnswer> {
     const check = this.options.tokens.verify(STATE_PURPOSE, io.requestState);
     if (!check.ok) {
       if (check.problem === 'expired') {
@@ -254,7 +254,6 @@ export class ApprovalFlow {
     const answer = inputResponse(io.inputResponses, APPROVAL_INPUT_KEY);
     if (answer.kind !== 'elicit') return { kind: 'answer', result: this.#retryLater(undefined, request.tool, waiting, 'none') };
     if (answer.action !== 'accept') return { kind: 'answer', result: this.#retryLater(undefined, request.tool, waiting, answer.action) };
-    void caller;
     let end: HoldEnd = 'pending';
     const release = this.options.waitMs > 0 ? this.#take(principal) : undefined;
     if (release) {
@@ -305,6 +304,10 @@ export class ApprovalFlow {
         return { kind: 'invoked', result: await this.options.gateway.invoke(principal, { ...request, approvalId: waiting.approvalId }, { signal: io.signal, ...io.invoke }) };
       case 'declined':
         return { kind: 'answer', result: this.#retryLater(undefined, request.tool, waiting, 'decline') };
+      case 'dismissed':
+        return { kind: 'answer', result: this.#retryLater(undefined, request.tool, waiting, 'cancel') };
+      case 'unshown':
+        return { kind: 'answer', result: this.#retryLater(undefined, request.tool, waiting, 'unshown') };
       case 'pending':
         return { kind: 'answer', result: this.#retryLater(undefined, request.tool, waiting, 'timeout') };
       case 'expired':
@@ -349,18 +352,18 @@ export class ApprovalFlow {
     const stop = new AbortController();
     const onAbort = (): void => stop.abort();
     signal.addEventListener('abort', onAbort, { once: true });
-    let declined = false;
+    let refused: 'declined' | 'dismissed' | 'unshown' | undefined;
     void answer?.then((a) => {
-      // An accept changes nothing (the user opened the page); a refusal to show it ends the wait.
+      // An accept changes nothing (the user opened the page); a refusal, or a client that could not show it, ends the wait.
       if (a.action !== 'accept') {
-        declined = true;
+        refused = a.action === 'error' ? 'unshown' : a.action === 'cancel' ? 'dismissed' : 'declined';
         stop.abort();
       }
     });
     try {
       let delay = POLL_FIRST_MS;
       for (;;) {
-        if (declined) return 'declined';
+        if (refused) return refused;
         if (signal.aborted) return 'aborted';
         const seen = await this.#peek(principal, approvalId);
         if (seen !== 'pending') return seen;
@@ -402,13 +405,14 @@ export class ApprovalFlow {
    * The tool error for a client that cannot be held (or was not): the approval id, digest and
    * page, and how to retry over MCP. The gateway's own hint names the tRPC call, not MCP's.
    */
-  #retryLater(callId: string | undefined, tool: string, waiting: Waiting, why: 'none' | 'decline' | 'cancel' | 'timeout'): ToolCallResult {
+  #retryLater(callId: string | undefined, tool: string, waiting: Waiting, why: 'none' | 'decline' | 'cancel' | 'timeout' | 'unshown'): ToolCallResult {
     const url = this.options.approvalUrl(waiting.approvalId);
     const reason = {
       none: `'${tool}' needs a human approval for exactly these arguments.`,
       decline: 'The user declined to open the approval page.',
       cancel: 'The approval page was dismissed.',
       timeout: `No approver decided within ${Math.round(this.options.waitMs / 1000)} s.`,
+      unshown: 'The client could not show the approval page.',
     }[why];
     const denial: Denial = {
       gate: 'approval',

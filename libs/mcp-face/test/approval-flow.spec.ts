@@ -49,7 +49,7 @@ function gatewayWith(audit: RecordingAuditSink): Gateway {
 }
 
 /** What the test's "human" does when the client shows the approval page. */
-type Human = (approvalId: string) => Promise<'accept' | 'decline' | 'cancel'>;
+type Human = (approvalId: string) => Promise<'accept' | 'decline' | 'cancel' | 'fail'>;
 
 interface CallOutcome {
   readonly isError?: boolean;
@@ -77,7 +77,10 @@ async function connect(face: McpFace, principal: Principal, kind: Kind, human?: 
   const completed: string[] = [];
   const answer = async (params: { url?: string; elicitationId?: string; message: string }) => {
     shown.push({ url: String(params.url), message: params.message, ...(params.elicitationId ? { elicitationId: params.elicitationId } : {}) });
-    return { action: human ? await human(idOf(String(params.url))) : ('cancel' as const) };
+    const action = human ? await human(idOf(String(params.url))) : 'cancel';
+    // A client that cannot show the page answers with a JSON-RPC error.
+    if (action === 'fail') throw new Error('cannot open a browser here');
+    return { action };
   };
   if (kind === 'legacy-url' || kind === 'legacy-plain') {
     const client = new LegacyClient({ name: 'legacy', version: '1' }, { capabilities: kind === 'legacy-url' ? { elicitation: { url: {} } } : {} });
@@ -186,6 +189,15 @@ describe('approvals over MCP (ADR 0050)', () => {
       expect(runs()).toBe(0);
     });
 
+    it('a dismissed page (cancel) ends the call at once, saying so, with the request pending', async () => {
+      const client = await open(worker, kind, async () => 'cancel');
+      const started = Date.now();
+      const result = await client.call(ARGS);
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(result.content[0]!.text).toMatch(/The approval page was dismissed/);
+      expect((await record(idOf(client.shown[0]!.url))).status).toBe('pending');
+    });
+
     it("an approver's denial is the APPROVAL_DENIED tool error, and nothing runs", async () => {
       const client = await open(worker, kind, async (id) => {
         setTimeout(() => void deny(id), 300);
@@ -277,6 +289,16 @@ describe('approvals over MCP (ADR 0050)', () => {
       expect((await client.call(ARGS)).structuredContent).toEqual({ result: 5 });
       expect(runs()).toBe(2);
     });
+  });
+
+  it('a 2025-11-25 client that cannot show the page (its answer is an error) ends the hold at once; nothing runs', async () => {
+    const client = await open(worker, 'legacy-url', async () => 'fail');
+    const started = Date.now();
+    const result = await client.call(ARGS);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toMatch(/The client could not show the approval page/);
+    expect(runs()).toBe(0);
   });
 
   it('a 2025-06-18 client (elicitation meant form mode then) gets the retry tool error, never an elicitation', async () => {
