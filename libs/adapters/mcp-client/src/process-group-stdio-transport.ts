@@ -13,6 +13,9 @@ export interface ProcessGroupStdioOptions {
   readonly maxMessageBytes?: number;
 }
 
+/** Time one turn of the event loop spends delivering a server's messages; a longer backlog waits for the next turn. */
+const DELIVERY_SLICE_MS = 8;
+
 /**
  * MCP over stdio to a process started exactly as a tier's `prepare` describes it: its own
  * process group (`detached`), exactly the prepared environment (nothing of the gateway's is
@@ -42,6 +45,8 @@ export class ProcessGroupStdioTransport implements Transport {
   private unterminated = 0;
   /** Why the transport ended the server itself, for the caller's error. */
   private refusalText: string | undefined;
+  /** Set while delivery of a backlog is spread over several turns (stdout is paused meanwhile). */
+  private draining = false;
 
   constructor(
     private readonly command: PreparedCommand,
@@ -121,7 +126,7 @@ export class ProcessGroupStdioTransport implements Transport {
           void this.close();
           return;
         }
-        this.drain();
+        if (!this.draining) this.drain();
       });
       child.stderr?.on('data', (chunk: Buffer) => this.options.onStderr?.(chunk));
     });
@@ -173,7 +178,9 @@ export class ProcessGroupStdioTransport implements Transport {
   }
 
   private drain(): void {
+    const started = performance.now();
     for (;;) {
+      if (this.closedOnce) return;
       let message: JSONRPCMessage | null;
       try {
         message = this.readBuffer.readMessage();
@@ -182,8 +189,22 @@ export class ProcessGroupStdioTransport implements Transport {
         this.onerror?.(error as Error);
         continue;
       }
-      if (message === null) return;
+      if (message === null) {
+        if (this.draining) {
+          this.draining = false;
+          this.child?.stdout?.resume();
+        }
+        return;
+      }
       this.onmessage?.(message);
+      if (performance.now() - started >= DELIVERY_SLICE_MS) {
+        // A server flooding messages (progress, say) would hold the event loop for as long as its
+        // backlog lasts: the rest waits for the next turn, and the server's output with it.
+        this.draining = true;
+        this.child?.stdout?.pause();
+        setImmediate(() => this.drain());
+        return;
+      }
     }
   }
 

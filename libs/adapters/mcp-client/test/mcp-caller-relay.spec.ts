@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolAbortedError, type CallerRequestKind, type CallerRequests, type JsonObject, type ProgressUpdate, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
-import { PassThroughRunner, testToolContext } from '@toolgate/testing';
+import { PassThroughRunner, testToolContext, threadSchedule } from '@toolgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RELAYED_MESSAGE_CHARS, McpToolSource, type McpServerConfig } from '../src/index.js';
 
@@ -186,6 +186,26 @@ describe('hostile upstream requests', () => {
       expect(textOf(out)).toBe('sent 2000');
       expect(got.length).toBeGreaterThan(0);
       for (const u of got) expect(u.message).toMatch(/^step \d+ \[2J\u202e?$/);
+    });
+
+    it('a flood of 20 000 progress notifications never holds the event loop for 50 ms', async () => {
+      const { ctx } = context({}, () => undefined);
+      const gaps: number[] = [];
+      let probing = true;
+      // Each gap between 5 ms timers, less the time the box kept this thread off a CPU.
+      const probe = (async () => {
+        while (probing) {
+          const started = performance.now();
+          const waited = threadSchedule().waitedMs;
+          await new Promise((r) => setTimeout(r, 5));
+          gaps.push(performance.now() - started - 5 - (threadSchedule().waitedMs - waited));
+        }
+      })();
+      await find(source, 'asks__flood').handler.invoke({ count: 20_000 }, ctx);
+      probing = false;
+      await probe;
+      expect(gaps.length).toBeGreaterThan(10);
+      expect(Math.max(...gaps)).toBeLessThan(50);
     });
   });
 });
