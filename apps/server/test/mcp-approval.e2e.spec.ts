@@ -106,17 +106,19 @@ describe('approvals that reach the human over MCP, end to end (ADR 0050)', () =>
   }
 
   /** `toolgate mcp` launched as a desktop client launches it, the desktop client declaring URL elicitation (2025-11-25). */
-  async function bridged(token: string, human: Human): Promise<Agent & { stderr: () => string }> {
+  async function bridged(token: string, human?: Human): Promise<Agent & { stderr: () => string }> {
     const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--url', h.server.url], env: { PATH: process.env['PATH'] ?? '', TOOLGATE_TOKEN: token }, stderr: 'pipe' });
     const lines: string[] = [];
     (transport.stderr as Readable).on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
     const shown: string[] = [];
-    const client = new ModernClient({ name: 'e2e-desktop', version: '1' }, { capabilities: { elicitation: { url: {} } } });
-    client.setRequestHandler('elicitation/create', async (request) => {
-      const url = String((request.params as any).url);
-      shown.push(url);
-      return { action: await human(idOf(url), url) };
-    });
+    const client = new ModernClient({ name: 'e2e-desktop', version: '1' }, { capabilities: human ? { elicitation: { url: {} } } : {} });
+    if (human) {
+      client.setRequestHandler('elicitation/create', async (request) => {
+        const url = String((request.params as any).url);
+        shown.push(url);
+        return { action: await human(idOf(url), url) };
+      });
+    }
     await client.connect(transport);
     const agent = {
       shown,
@@ -193,6 +195,21 @@ describe('approvals that reach the human over MCP, end to end (ADR 0050)', () =>
     const replay = await agent.call({ text: 'plain retry' }, { 'toolgate/approvalId': approvalId });
     expect(replay.isError).toBe(true);
     expect(replay.content[0].text).toMatch(/already used/);
+  });
+
+  it('a desktop client without elicitation, through the bridge: the retry tool error, then the approved retry by _meta runs', async () => {
+    const agent = await bridged(ALICE);
+    const first = await agent.call({ text: 'bridged retry' });
+    expect(first.isError).toBe(true);
+    const { approvalId, approvalUrl } = first.structuredContent.denial.data;
+    expect(approvalUrl).toBe(`${h.server.url}/approvals/${encodeURIComponent(approvalId)}`);
+    expect(agent.shown).toHaveLength(0);
+    await decide(approvalId, true);
+    const ok = await agent.call({ text: 'bridged retry' }, { 'toolgate/approvalId': approvalId });
+    expect(ok.isError).toBeFalsy();
+    expect(JSON.stringify(ok.content)).toContain('bridged retry');
+    expect(await status(approvalId)).toBe('consumed');
+    expect(agent.stderr()).not.toContain(ALICE);
   });
 
   it('a 2026-07-28 client: the bound reached, then the approved retry runs by digest alone', async () => {
