@@ -228,6 +228,78 @@ describe('closed schemas: every object an agent may send is additionalProperties
     expect(check({ mode: 'fast', depth: 3 })).toBe(true);
   });
 
+  describe('composition: closing never refuses what the schema allows', () => {
+    const accepts = (schema: JsonSchema, value: JsonObject) => compileSchema(closedSchema(schema))(value);
+
+    it('an object whose shape is a union of branches: the branches are closed, not the parent', () => {
+      const schema: JsonSchema = {
+        type: 'object',
+        properties: { pick: { type: 'object', anyOf: [{ properties: { a: { type: 'integer' } }, required: ['a'] }, { properties: { b: { type: 'integer' } }, required: ['b'] }] } },
+        additionalProperties: false,
+      };
+      expect(accepts(schema, { pick: { a: 1 } })).toBe(true);
+      expect(accepts(schema, { pick: { b: 1 } })).toBe(true);
+      expect(accepts(schema, { pick: { a: 1, c: 1 } })).toBe(false);
+      const pick = ((closedSchema(schema) as JsonObject)['properties'] as JsonObject)['pick'] as JsonObject;
+      expect(pick['additionalProperties']).toBeUndefined();
+    });
+
+    it('an object composed with allOf from a definition and its own branch: neither the definition nor the whole is closed', () => {
+      const schema: JsonSchema = {
+        type: 'object',
+        properties: { item: { type: 'object', allOf: [{ $ref: '#/$defs/base' }, { properties: { extra: { type: 'string' } } }] } },
+        $defs: { base: { type: 'object', properties: { name: { type: 'string' } } } },
+        additionalProperties: false,
+      };
+      expect(accepts(schema, { item: { name: 'n', extra: 'e' } })).toBe(true);
+    });
+
+    it('a $ref beside properties of its own (2020-12): neither the level nor the definition is closed', () => {
+      const schema: JsonSchema = {
+        type: 'object',
+        properties: { item: { type: 'object', $ref: '#/$defs/base', properties: { x: { type: 'integer' } } } },
+        $defs: { base: { type: 'object', properties: { y: { type: 'integer' } } } },
+        additionalProperties: false,
+      };
+      expect(accepts(schema, { item: { x: 1, y: 2 } })).toBe(true);
+    });
+
+    it('a definition used alone (a property, a nullable union) is closed', () => {
+      const schema: JsonSchema = {
+        type: 'object',
+        properties: { at: { $ref: '#/$defs/point' }, maybe: { anyOf: [{ $ref: '#/$defs/point' }, { type: 'null' }] } },
+        $defs: { point: { type: 'object', properties: { lat: { type: 'number' } } } },
+      };
+      const closed = closedSchema(schema) as JsonObject;
+      expect(((closed['$defs'] as JsonObject)['point'] as JsonObject)['additionalProperties']).toBe(false);
+      expect(compileSchema(closed)({ at: { lat: 1 }, maybe: null })).toBe(true);
+      expect(compileSchema(closed)({ at: { lat: 1, lon: 2 } })).toBe(false);
+    });
+
+    it('an object refined by branches that name only its own properties is closed', () => {
+      const schema: JsonSchema = {
+        type: 'object',
+        properties: { mode: { type: 'string' }, depth: { type: 'integer' } },
+        oneOf: [{ required: ['mode'] }, { required: ['depth'] }],
+      };
+      const closed = closedSchema(schema) as JsonObject;
+      expect(closed['additionalProperties']).toBe(false);
+      expect(compileSchema(closed)({ mode: 'x' })).toBe(true);
+      expect(compileSchema(closed)({ mode: 'x', other: 1 })).toBe(false);
+    });
+
+    it('an object whose branches name a property it does not list is left open at that level', () => {
+      const schema: JsonSchema = {
+        type: 'object',
+        properties: { kind: { type: 'string' } },
+        if: { properties: { kind: { const: 'file' } } },
+        then: { properties: { path: { type: 'string' } }, required: ['path'] },
+      };
+      expect((closedSchema(schema) as JsonObject)['additionalProperties']).toBeUndefined();
+      expect(accepts(schema, { kind: 'file', path: '/a' })).toBe(true);
+    });
+  });
+
   it('keeps a typed map a map (its keys are data, and every value is constrained)', () => {
     const schema: JsonSchema = { type: 'object', properties: { env: { type: 'object', additionalProperties: { type: 'string' } } }, additionalProperties: false };
     const closed = closedSchema(schema) as JsonObject;

@@ -182,6 +182,81 @@ function ownsShape(schema: JsonObject): boolean {
   return 'properties' in schema || 'patternProperties' in schema;
 }
 
+/** Keywords that apply further schemas to the same value, and so may name properties of their own. */
+const COMBINERS = ['allOf', 'anyOf', 'oneOf', 'if', 'then', 'else', 'dependentSchemas'] as const;
+/** Keywords that only annotate: a `$ref` beside nothing else is the referenced schema alone. */
+const ANNOTATIONS = new Set(['title', 'description', '$comment', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
+
+function branchesOf(schema: JsonObject, key: (typeof COMBINERS)[number]): JsonValue[] {
+  const value = schema[key];
+  if (Array.isArray(value)) return value;
+  if (key === 'dependentSchemas') return isObject(value) ? Object.values(value) : [];
+  return value === undefined ? [] : [value];
+}
+
+/**
+ * The property names a branch applied to the same value mentions (its `properties` and
+ * `required`, and those of its own branches), or undefined when it cannot say (a `$ref`, or
+ * `patternProperties`): then the properties it allows are not known here.
+ */
+function namesIn(branch: JsonValue, depth: number): Set<string> | undefined {
+  if (!isObject(branch)) return new Set();
+  if (depth > MAX_SCHEMA_DEPTH) throw new SchemaNotExportable('the schema is nested too deeply to export');
+  if ('$ref' in branch || '$dynamicRef' in branch || 'patternProperties' in branch) return undefined;
+  const names = new Set<string>();
+  if (isObject(branch['properties'])) for (const name of Object.keys(branch['properties'])) names.add(name);
+  if (Array.isArray(branch['required'])) for (const name of branch['required']) if (typeof name === 'string') names.add(name);
+  for (const key of COMBINERS) {
+    for (const sub of branchesOf(branch, key)) {
+      const inner = namesIn(sub, depth + 1);
+      if (inner === undefined) return undefined;
+      for (const name of inner) names.add(name);
+    }
+  }
+  return names;
+}
+
+/**
+ * Whether `additionalProperties: false` may be added at this level without refusing what the
+ * schema allows: JSON Schema's `additionalProperties` sees only the properties listed beside it,
+ * so a schema whose properties come from a `$ref` or from branches naming others is left as it is.
+ */
+function closable(schema: JsonObject, depth: number): boolean {
+  if (!describesObject(schema) || '$ref' in schema || '$dynamicRef' in schema) return false;
+  const own = new Set(isObject(schema['properties']) ? Object.keys(schema['properties']) : []);
+  for (const key of COMBINERS) {
+    for (const branch of branchesOf(schema, key)) {
+      const names = namesIn(branch, depth + 1);
+      if (names === undefined || [...names].some((name) => !own.has(name))) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * The root `$defs`/`definitions` a `$ref` applies together with other rules (in an `allOf` or
+ * `if`/`then`/`else` branch, an `anyOf`/`oneOf` branch refining its parent's properties, or beside
+ * other keywords): closing such a definition would refuse the properties the others add.
+ */
+function sharedDefinitions(schema: JsonValue, alongside: boolean, depth: number, out: Set<string>): Set<string> {
+  if (depth > MAX_SCHEMA_DEPTH) throw new SchemaNotExportable('the schema is nested too deeply to export');
+  if (Array.isArray(schema)) {
+    for (const sub of schema) sharedDefinitions(sub, alongside, depth + 1, out);
+    return out;
+  }
+  if (!isObject(schema)) return out;
+  const ref = schema['$ref'];
+  if (typeof ref === 'string' && (alongside || Object.keys(schema).some((k) => k !== '$ref' && !ANNOTATIONS.has(k)))) out.add(ref);
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples') continue;
+    const combined = SAME_VALUE.has(key) || key === 'dependentSchemas' || (ALTERNATIVES.has(key) && ownsShape(schema));
+    if (VALUE_MAPS.has(key) || key === 'dependentSchemas') {
+      if (isObject(value)) for (const sub of Object.values(value)) sharedDefinitions(sub, combined, depth + 2, out);
+    } else sharedDefinitions(value, combined, depth + 1, out);
+  }
+  return out;
+}
+
 function copyData(value: JsonValue, depth: number): JsonValue {
   if (depth > MAX_SCHEMA_DEPTH) throw new SchemaNotExportable('the schema is nested too deeply to export');
   if (Array.isArray(value)) return frozenList(value.map((v) => copyData(v, depth + 1)));
@@ -198,35 +273,46 @@ function frozenList(values: JsonValue[]): JsonValue {
   return Object.freeze(values) as unknown as JsonValue;
 }
 
-function closeAt(schema: JsonValue, closeHere: boolean, depth: number): JsonValue {
+/** What closing one schema needs beside the schema: the definitions that must stay open, and whether this is the root. */
+interface Closing {
+  readonly shared: ReadonlySet<string>;
+  readonly root: boolean;
+}
+
+function closeAt(schema: JsonValue, closeHere: boolean, depth: number, closing: Closing): JsonValue {
   if (depth > MAX_SCHEMA_DEPTH) throw new SchemaNotExportable('the schema is nested too deeply to export');
   if (!isObject(schema)) return copyData(schema, depth);
+  const inner: Closing = { shared: closing.shared, root: false };
   const out: Record<string, JsonValue> = {};
   // Redefinable until frozen below: the closing `additionalProperties` replaces an `additionalProperties: true`.
   const set = (key: string, value: JsonValue) => Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  const mapOf = (value: JsonObject, close: (name: string) => boolean) => {
+    const map: Record<string, JsonValue> = {};
+    for (const [name, sub] of Object.entries(value)) Object.defineProperty(map, name, { value: closeAt(sub, close(name), depth + 2, inner), enumerable: true });
+    return Object.freeze(map);
+  };
   for (const [key, value] of Object.entries(schema)) {
-    if (VALUE_MAPS.has(key) && isObject(value)) {
-      const map: Record<string, JsonValue> = {};
-      for (const [name, sub] of Object.entries(value)) Object.defineProperty(map, name, { value: closeAt(sub, true, depth + 2), enumerable: true });
-      set(key, Object.freeze(map));
+    if ((key === '$defs' || key === 'definitions') && isObject(value)) {
+      // Only the root's definitions are named by the `$ref`s found (`#/$defs/<name>`); nested ones are closed as values.
+      set(key, mapOf(value, (name) => !(closing.root && closing.shared.has(`#/${key}/${name}`))));
+    } else if (VALUE_MAPS.has(key) && isObject(value)) {
+      set(key, mapOf(value, () => true));
     } else if (VALUE_LIST.has(key) && Array.isArray(value)) {
-      set(key, frozenList(value.map((sub) => closeAt(sub, true, depth + 2))));
+      set(key, frozenList(value.map((sub) => closeAt(sub, true, depth + 2, inner))));
     } else if (VALUE_ONE.has(key) && isObject(value)) {
-      set(key, closeAt(value, true, depth + 1));
+      set(key, closeAt(value, true, depth + 1, inner));
     } else if (ALTERNATIVES.has(key) && Array.isArray(value)) {
       const alone = !ownsShape(schema);
-      set(key, frozenList(value.map((sub) => closeAt(sub, alone, depth + 2))));
+      set(key, frozenList(value.map((sub) => closeAt(sub, alone, depth + 2, inner))));
     } else if (SAME_VALUE.has(key)) {
-      set(key, Array.isArray(value) ? frozenList(value.map((sub) => closeAt(sub, false, depth + 2))) : closeAt(value, false, depth + 1));
+      set(key, Array.isArray(value) ? frozenList(value.map((sub) => closeAt(sub, false, depth + 2, inner))) : closeAt(value, false, depth + 1, inner));
     } else if (key === 'dependentSchemas' && isObject(value)) {
-      const map: Record<string, JsonValue> = {};
-      for (const [name, sub] of Object.entries(value)) Object.defineProperty(map, name, { value: closeAt(sub, false, depth + 2), enumerable: true });
-      set(key, Object.freeze(map));
+      set(key, mapOf(value, () => false));
     } else set(key, copyData(value, depth + 1));
   }
   // Absent or `true` is an open object; a schema-valued `additionalProperties` is a typed map and stays.
   const extra = schema['additionalProperties'];
-  if (closeHere && describesObject(schema) && !isObject(extra) && schema['unevaluatedProperties'] !== false) set('additionalProperties', false);
+  if (closeHere && !isObject(extra) && schema['unevaluatedProperties'] !== false && closable(schema, depth)) set('additionalProperties', false);
   return Object.freeze(out);
 }
 
@@ -235,11 +321,15 @@ function closeAt(schema: JsonValue, closeHere: boolean, depth: number): JsonValu
  * top level, and every object a value of it can be (properties, items, definitions, and the
  * branches of an `anyOf`/`oneOf` that alone define an object). Branches of `allOf`, `not` and
  * `if`/`then`/`else` apply to the same value as their parent and are not closed themselves (that
- * would refuse the parent's own properties), though the objects inside them are. A typed map
- * (`additionalProperties` holding a schema) stays a map. Throws `SchemaNotExportable` when nested far deeper than any registered schema.
+ * would refuse the parent's own properties), though the objects inside them are. Nor is a level
+ * whose properties come from elsewhere (a `$ref`, or branches naming properties it does not list),
+ * nor a root definition a `$ref` combines with other rules. A typed map (`additionalProperties`
+ * holding a schema) stays a map. Throws `SchemaNotExportable` when nested far deeper than any
+ * registered schema.
  */
 export function closedSchema(schema: JsonSchema): JsonSchema {
-  return closeAt(schema as JsonValue, true, 0) as JsonSchema;
+  const shared = sharedDefinitions(schema as JsonValue, false, 0, new Set());
+  return closeAt(schema as JsonValue, true, 0, { shared, root: true }) as JsonSchema;
 }
 
 // ---- the MCP definition (ADR 0049), shared by /mcp and the `mcp` export ----------------------
