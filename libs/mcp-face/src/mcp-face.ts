@@ -1,4 +1,4 @@
-import { createMcpHandler, ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type JSONRPCMessage, type McpRequestContext } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest, ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type JSONRPCMessage, type McpRequestContext } from '@modelcontextprotocol/server';
 import type { ApprovalRecord, Denial, ExplainResult, InvokeOptions, InvokeRequest, InvokeResult, JsonObject, Principal, ToolManifest } from '@toolgate/contracts';
 import { ApprovalFlow, approvalIdOf, DEFAULT_APPROVAL_WAIT_MS, PendingElicitations, type FlowAnswer } from './approval-flow.js';
 import { CALLER_KEY, callerOf, inspectLegacyPost, LegacySessions, randomKey, SessionRefused, sessionRefusedResponse, type CallerSeed } from './client-session.js';
@@ -6,6 +6,7 @@ import { CallerRelay } from './caller-relay.js';
 import { progressOf } from './progress-relay.js';
 import { randomTokenKey, SignedTokens } from './signed-token.js';
 import { denialResult, toCallToolResult } from './denial-result.js';
+import { answerableAsJson, createLegacyJsonLeg } from './legacy-json-leg.js';
 import { findVisibleTool, toMcpTool } from './tool-definitions.js';
 import { DEFAULT_PAGE_SIZE, InvalidCursorError, pageOfTools } from './tool-pages.js';
 
@@ -242,6 +243,9 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
     maxRequestBodySize: options.maxBodyBytes,
     ...(options.onError ? { onerror: options.onError } : {}),
   });
+  // The SDK's 2025 fallback always answers with an event stream; a call that can push nothing is
+  // answered with one JSON body instead, by the same factory and transport checks (ADR 0055).
+  const legacyJson = createLegacyJsonLeg({ factory, maxRequestBodySize: options.maxBodyBytes, ...(options.onError ? { onError: options.onError } : {}) });
 
   return {
     async handle(request, principal, disconnected, parsedBody) {
@@ -270,7 +274,10 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
         scopes: [],
         extra: { [PRINCIPAL_KEY]: principal, [CALLER_KEY]: seed, ...(disconnected ? { [DISCONNECT_KEY]: disconnected } : {}) },
       };
-      const response = await handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
+      const response =
+        answerableAsJson(request, parsedBody, seed.legacy) && (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: options.maxBodyBytes }))
+          ? await legacyJson(request, { authInfo, parsedBody })
+          : await handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
       if (!inspected.initialize || response.status !== 200) return response;
       // A 2025-era initialize answered: hand the client a signed session naming what it declared (ADR 0051).
       const headers = new Headers(response.headers);
