@@ -1,4 +1,4 @@
-import type { JsonObject, ProgressUpdate, ToolContext } from '@toolgate/contracts';
+import { ToolError, type JsonObject, type ProgressUpdate, type ToolContext } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
 import { PROGRESS_MESSAGE_CHARS } from '../src/steps/call-relay.js';
 import { denialOf, harness, testTool } from './harness.js';
@@ -175,6 +175,15 @@ describe('caller requests', () => {
     const h = harness({ tools: [tool] });
     await h.gateway.invoke(h.who('worker-1'), { tool: 'up__ask', args: {} });
     expect(lastDetail(h)).toBe('relayed to the caller: sampling 1: 0 answered, 1 refused (the calling client did not declare sampling)');
+  });
+
+  it('records a request the face refused before its client saw it as refused, not failed', async () => {
+    const tool = mcpTool(async (ctx) => ctx.caller?.elicit?.({ mode: 'url', message: 'open', url: 'https://example.org' }, ctx.signal).catch((e: Error) => e.message));
+    const h = harness({ tools: [tool] });
+    await h.gateway.invoke(h.who('worker-1'), { tool: 'up__ask', args: {} }, {
+      caller: { elicit: async () => Promise.reject(new ToolError('the calling client did not declare elicitation in url mode', 'RELAY_REFUSED')) },
+    });
+    expect(lastDetail(h)).toBe('relayed to the caller: elicitation 1: 0 answered, 1 refused (the calling client did not declare elicitation in url mode)');
   });
 
   it('refuses a request made after the call ended, and never hands it to the caller', async () => {

@@ -7,6 +7,9 @@ export const PROGRESS_MESSAGE_CHARS = 200;
 
 const PROGRESS_GAP_MS = 1000 / PROGRESS_PER_SECOND;
 
+/** `ToolError` reasons with which a face refuses a request before its client sees it. */
+const REFUSAL_REASONS: ReadonlySet<string> = new Set(['RELAY_REFUSED', 'RELAY_LIMIT', 'RELAY_BAD_REQUEST']);
+
 /** Counts of one kind of caller request, for the call's audit record. */
 interface RequestCounts {
   asked: number;
@@ -146,7 +149,12 @@ export class CallRelay {
       counts.answered += 1;
       return answer;
     } catch (error) {
-      counts.failed += 1;
+      // A face that refused the request before its client saw it (a mode the client did not
+      // declare, a cap reached) says so by reason: a refusal, not a failed answer.
+      if (error instanceof ToolError && REFUSAL_REASONS.has(error.reason)) {
+        counts.asked -= 1;
+        this.#refused(kind, error.message);
+      } else counts.failed += 1;
       throw error;
     } finally {
       this.#open.delete(controller);
