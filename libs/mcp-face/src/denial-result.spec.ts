@@ -1,6 +1,6 @@
 import type { Denial } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { denialResult, denialText, successResult } from './denial-result.js';
+import { denialResult, denialText, mcpHint, successResult } from './denial-result.js';
 
 describe('denials as MCP tool errors', () => {
   it('names the gate, the code, the message and the hint for a model', () => {
@@ -21,6 +21,15 @@ describe('denials as MCP tool errors', () => {
   it('is isError with the denial as structuredContent', () => {
     const denial: Denial = { gate: 'lookup', code: 'TOOL_NOT_FOUND', message: 'No tool.' };
     expect(denialResult('c2', denial)).toMatchObject({ isError: true, structuredContent: { ok: false, callId: 'c2', denial } });
+  });
+
+  it("says the gateway's tRPC procedure names in MCP's words, in the text and in structuredContent", () => {
+    const denial: Denial = { gate: 'lookup', code: 'TOOL_NOT_FOUND', message: "No tool 'x'.", hint: 'Call tools.list to see the tools you may use; then tools.invoke.' };
+    const result = denialResult('c3', denial);
+    expect(result.content[0]!.text).toContain('Hint: Call tools/list to see the tools you may use; then tools/call.');
+    expect(result.structuredContent).toMatchObject({ denial: { hint: 'Call tools/list to see the tools you may use; then tools/call.' } });
+    // Only the whole procedure names: a tool whose name merely contains them is left alone.
+    expect(mcpHint("Try 'my_tools.listing' or tools.lists.")).toBe("Try 'my_tools.listing' or tools.lists.");
   });
 
   it('puts an output into structuredContent and a JSON text block', () => {

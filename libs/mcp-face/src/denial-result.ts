@@ -14,13 +14,27 @@ function delegatesOf(denial: Denial): readonly string[] {
 }
 
 /**
+ * The gateway's hints name the tRPC procedures (`tools.list`, `tools.invoke`); a model talking
+ * MCP can only follow the MCP methods that do the same, so those names are said in MCP's words.
+ */
+const MCP_METHODS: readonly (readonly [RegExp, string])[] = [
+  [/\btools\.list\b/g, 'tools/list'],
+  [/\btools\.invoke\b/g, 'tools/call'],
+];
+
+/** A gateway hint in MCP's words (see {@link MCP_METHODS}); anything else in it is left as written. */
+export function mcpHint(hint: string): string {
+  return MCP_METHODS.reduce((text, [name, method]) => text.replace(name, method), hint);
+}
+
+/**
  * The text a model reads when Toolgate refuses a call: which gate, the stable code, the sentence
  * the gate wrote and what to do about it. A `TOOL_NOT_ALLOWED` names whom to delegate to, since
  * retrying cannot succeed.
  */
 export function denialText(denial: Denial, callId: string): string {
   const lines = [`Toolgate refused this call at the ${denial.gate} gate: ${denial.code}.`, denial.message];
-  if (denial.hint) lines.push(`Hint: ${denial.hint}`);
+  if (denial.hint) lines.push(`Hint: ${mcpHint(denial.hint)}`);
   if (denial.code === 'TOOL_NOT_ALLOWED') {
     const delegates = delegatesOf(denial);
     lines.push(
@@ -35,12 +49,14 @@ export function denialText(denial: Denial, callId: string): string {
 
 /**
  * A denial as an MCP tool error (`isError: true`), not a JSON-RPC error: the model sees it and
- * can act on it. `structuredContent` carries the same denial as the REST and tRPC faces.
+ * can act on it. `structuredContent` carries the same denial as the REST and tRPC faces, its
+ * hint in MCP's words as in the text.
  */
 export function denialResult(callId: string, denial: Denial): ToolCallResult {
+  const shown: Denial = denial.hint === undefined ? denial : { ...denial, hint: mcpHint(denial.hint) };
   return {
     content: [{ type: 'text', text: denialText(denial, callId) }],
-    structuredContent: { ok: false, callId, denial: denial as unknown as Record<string, JsonValue> },
+    structuredContent: { ok: false, callId, denial: shown as unknown as Record<string, JsonValue> },
     isError: true,
   };
 }
