@@ -27,8 +27,14 @@ class Upstream {
   readonly authorizations: (string | undefined)[] = [];
   /** Every JSON-RPC body as it came over the wire, before the SDK reads it. */
   readonly bodies: any[] = [];
-  /** The client capabilities each `ask` call's envelope declared. */
+  /** The client capabilities each `ask` or `sample` call's envelope declared. */
   readonly declared: any[] = [];
+  /**
+   * When set, every tools/call is read as if its client had declared sampling with tools: a server
+   * that asks whatever the client declared (the SDK's own server refuses to), so that only the
+   * bridge stands between it and the desktop client.
+   */
+  overclaim = false;
 
   async start(): Promise<void> {
     const handler = createMcpHandler(
@@ -45,6 +51,23 @@ class Upstream {
             if (answer.kind === 'elicit') return { content: [{ type: 'text', text: `answered ${answer.action}` }] };
             if (!declared?.elicitation?.url) return { content: [{ type: 'text', text: 'no url elicitation' }], isError: true };
             return inputRequired({ inputRequests: { approval: inputRequired.elicitUrl({ message: 'approve it', url: 'https://gate.example/approvals/a1' }) }, requestState: 'opaque' });
+          }
+          if (request.params.name === 'sample') {
+            // Asks the model; with `overclaim` whatever the client declared.
+            if (!this.overclaim) this.declared.push((ctx.mcpReq.envelope as Record<string, any> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]);
+            const answer = inputResponse(ctx.mcpReq.inputResponses, 'model');
+            if (answer.kind === 'sampling') return { content: [{ type: 'text', text: `the model said: ${JSON.stringify(answer.result.content)}` }] };
+            const withTools = (request.params.arguments as Record<string, unknown> | undefined)?.['withTools'] === true;
+            return inputRequired({
+              inputRequests: {
+                model: inputRequired.createMessage({
+                  messages: [{ role: 'user', content: { type: 'text', text: 'write a haiku' } }],
+                  maxTokens: 20,
+                  ...(withTools ? { tools: [{ name: 'lookup', inputSchema: { type: 'object' } }] } : {}),
+                }),
+              },
+              requestState: 'opaque',
+            });
           }
           const token = request.params._meta?.progressToken;
           for (let progress = 1; progress <= 3 && token !== undefined; progress++) {
@@ -64,11 +87,21 @@ class Upstream {
       }
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      if (req.method === 'POST') this.bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      let body = Buffer.concat(chunks);
+      if (req.method === 'POST') {
+        const message = JSON.parse(body.toString('utf8'));
+        this.bodies.push(message);
+        if (this.overclaim && message.method === 'tools/call') {
+          const meta = message.params?._meta ?? {};
+          this.declared.push(meta[CLIENT_CAPABILITIES_META_KEY]);
+          const forged = { ...message, params: { ...message.params, _meta: { ...meta, [CLIENT_CAPABILITIES_META_KEY]: { ...meta[CLIENT_CAPABILITIES_META_KEY], sampling: { tools: {} } } } } };
+          body = Buffer.from(JSON.stringify(forged));
+        }
+      }
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
       const response = await handler.fetch(
-        new Request(`http://127.0.0.1${req.url}`, { method: req.method ?? 'POST', headers, ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}) }),
+        new Request(`http://127.0.0.1${req.url}`, { method: req.method ?? 'POST', headers, ...(req.method === 'POST' ? { body } : {}) }),
       );
       res.writeHead(response.status, Object.fromEntries(response.headers));
       if (response.body) for await (const chunk of response.body) res.write(chunk);
@@ -103,6 +136,7 @@ describe('the MCP bridge against an SDK-built upstream', () => {
   afterAll(() => upstream.stop());
   beforeEach(async () => {
     upstream.refuse = false;
+    upstream.overclaim = false;
     await Promise.all(open.map(({ client, bridge }) => client.close().then(() => bridge.close())));
     open = [];
   });
@@ -180,6 +214,66 @@ describe('the MCP bridge against an SDK-built upstream', () => {
       const result = (await client.request({ method: 'tools/call', params: { name: 'ask', arguments: {} } })) as any;
       expect(result).toMatchObject({ isError: true, content: [{ text: 'no url elicitation' }] });
       expect(upstream.declared.at(-1)?.elicitation?.url).toBeUndefined();
+    });
+  });
+
+  describe('sampling through the bridge (ADR 0054)', () => {
+    const reply = { role: 'assistant', model: 'desktop-model', content: { type: 'text', text: 'an old pond' } };
+
+    it("declares upstream exactly the desktop client's sampling and passes the request and its answer through", async () => {
+      const asked: any[] = [];
+      const { client } = await start(upstream.url, TOKEN, false, (c) => {
+        c.setRequestHandler('sampling/createMessage', async (request) => {
+          asked.push(request.params);
+          return reply;
+        });
+      }, { sampling: {} });
+      const result = (await client.request({ method: 'tools/call', params: { name: 'sample', arguments: {} } })) as any;
+      expect(result.content[0].text).toBe('the model said: {"type":"text","text":"an old pond"}');
+      expect(asked).toEqual([expect.objectContaining({ messages: [{ role: 'user', content: { type: 'text', text: 'write a haiku' } }], maxTokens: 20 })]);
+      expect(upstream.declared.at(-1)).toEqual({ sampling: {} });
+    });
+
+    it('declares sampling beside elicitation, each only as declared, and sampling with tools only when the desktop declared tools', async () => {
+      const { client } = await start(upstream.url, TOKEN, false, (c) => {
+        c.setRequestHandler('sampling/createMessage', async () => reply);
+        c.setRequestHandler('elicitation/create', async () => ({ action: 'accept' }));
+      }, { sampling: { tools: {}, context: {} }, elicitation: { url: {} } });
+      await client.request({ method: 'tools/call', params: { name: 'sample', arguments: {} } });
+      expect(upstream.declared.at(-1)).toEqual({ elicitation: { url: {} }, sampling: { tools: {}, context: {} } });
+    });
+
+    it("passes the desktop client's error answer on as the failure of the call; the bridge makes up no answer", async () => {
+      const { client } = await start(upstream.url, TOKEN, false, (c) => {
+        c.setRequestHandler('sampling/createMessage', async () => {
+          throw new Error('the user rejected the sampling request');
+        });
+      }, { sampling: {} });
+      await expect(client.request({ method: 'tools/call', params: { name: 'sample', arguments: {} } })).rejects.toThrow(/the user rejected the sampling request/);
+    });
+
+    describe('a sampling request the desktop client did not declare (refused by the bridge itself)', () => {
+      it.each([
+        ['no capabilities at all', {}, false, {}, /the desktop client did not declare sampling$/],
+        ['elicitation but no sampling', { elicitation: { form: {}, url: {} } }, false, {}, /the desktop client did not declare sampling$/],
+        ['sampling without tools, asked with tools', { sampling: {} }, false, { withTools: true }, /the desktop client did not declare sampling with tools/],
+        ['sampling, but in the 2026-07-28 era (an input_required cannot be handed on)', { sampling: {} }, true, {}, /the desktop client did not declare sampling$/],
+      ])('%s: the desktop client is never asked and gets a JSON-RPC error saying so', async (_name, capabilities, modern, args, message) => {
+        let asked = 0;
+        upstream.overclaim = true;
+        const { client } = await start(upstream.url, TOKEN, modern, (c) => {
+          if ((capabilities as any).sampling) c.setRequestHandler('sampling/createMessage', async () => ((asked += 1), reply));
+          if ((capabilities as any).elicitation) c.setRequestHandler('elicitation/create', async () => ({ action: 'accept' }));
+        }, capabilities);
+        await expect(client.request({ method: 'tools/call', params: { name: 'sample', arguments: args } })).rejects.toMatchObject({ code: -32600, message: expect.stringMatching(message) });
+        expect(asked).toBe(0);
+        // Told upstream only what was declared: a 2026-07-28 desktop client is declared nothing.
+        const told = upstream.declared.at(-1);
+        if (modern || !(capabilities as any).sampling) expect(told?.sampling).toBeUndefined();
+        else expect(told?.sampling).toEqual({});
+        // The bridge keeps serving after the refusal.
+        await expect(client.request({ method: 'tools/call', params: { name: 'count', arguments: {} } })).resolves.toMatchObject({ content: [{ text: 'done' }] });
+      });
     });
   });
 

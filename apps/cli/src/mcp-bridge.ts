@@ -111,10 +111,11 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
   let desktop: Server | undefined;
   const upstream = new Client(
     { name: 'toolgate-mcp-bridge', version: options.version },
-    // Elicitation is declared so its handler can exist; each call then declares, in its own
-    // envelope, only what the desktop client declared (desktopElicitation), and the handler
-    // passes a request on only in a mode the desktop client declared. Sampling and roots are not forwarded.
-    { capabilities: { elicitation: { form: {}, url: {} } }, versionNegotiation: { mode: 'auto' } },
+    // Elicitation and sampling are declared so their handlers can exist; each call then declares,
+    // in its own envelope, only what the desktop client declared (desktopElicitation,
+    // desktopSampling), and each handler passes a request on only when the desktop client declared
+    // it. Roots are not forwarded.
+    { capabilities: { elicitation: { form: {}, url: {} }, sampling: { context: {}, tools: {} } }, versionNegotiation: { mode: 'auto' } },
   );
   upstream.setRequestHandler('elicitation/create', async (request, ctx) => {
     const params = request.params as ElicitRequestFormParams | ElicitRequestURLParams;
@@ -128,6 +129,18 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
     // bridge decides nothing (an accept approves nothing either, ADR 0050).
     const asked = mode === 'url' && !(params as ElicitRequestURLParams).elicitationId ? { ...params, elicitationId: randomUUID() } : params;
     return desktop.elicitInput(asked as ElicitRequestFormParams | ElicitRequestURLParams, { signal: ctx.mcpReq.signal, timeout: FORWARD_TIMEOUT_MS });
+  });
+  upstream.setRequestHandler('sampling/createMessage', async (request, ctx) => {
+    const params = request.params;
+    // `desktop` is set by initialize, which a 2026-07-28 desktop client never sends: it is never asked.
+    const declared = desktopSampling(desktop?.getClientCapabilities());
+    if (!desktop || !declared) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'the desktop client did not declare sampling');
+    // Tools in a sampling request need the desktop client's sampling.tools; said here, not as the SDK's generic error.
+    if ((params.tools !== undefined || params.toolChoice !== undefined) && !declared.tools) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'the desktop client did not declare sampling with tools');
+    }
+    // The desktop client's model answers; the bridge passes the request and the answer as they are and decides nothing.
+    return desktop.createMessage(params, { signal: ctx.mcpReq.signal, timeout: FORWARD_TIMEOUT_MS });
   });
   upstream.setNotificationHandler('notifications/elicitation/complete', (notification) => {
     void desktop?.notification(notification).catch(() => undefined);
@@ -192,10 +205,15 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
       );
       server.setRequestHandler('tools/call', (request, ctx) => {
         const progressToken = request.params._meta?.progressToken;
-        // Upstream hears exactly what elicitation the desktop client declared, per call (2026-07-28 envelope).
-        const elicitation = ctx.mcpReq.envelope ? undefined : desktopElicitation(server.getClientCapabilities());
+        // Upstream hears exactly what elicitation and sampling the desktop client declared, per call (2026-07-28 envelope).
+        const declared = ctx.mcpReq.envelope ? undefined : server.getClientCapabilities();
+        const elicitation = desktopElicitation(declared);
+        const sampling = desktopSampling(declared);
         const params = forwardParams(request.params) ?? {};
-        const meta = { ...(params['_meta'] as Record<string, unknown> | undefined), [CLIENT_CAPABILITIES_META_KEY]: elicitation ? { elicitation } : {} };
+        const meta = {
+          ...(params['_meta'] as Record<string, unknown> | undefined),
+          [CLIENT_CAPABILITIES_META_KEY]: { ...(elicitation ? { elicitation } : {}), ...(sampling ? { sampling } : {}) },
+        };
         return forward(
           () =>
             upstream.request(
@@ -269,4 +287,17 @@ function desktopElicitation(declared: ClientCapabilities | undefined): { form?: 
   const url = typeof elicitation['url'] === 'object';
   if (!form && !url) return undefined;
   return { ...(form ? { form: {} } : {}), ...(url ? { url: {} } : {}) };
+}
+
+/**
+ * The sampling a desktop client declared (with its `context` and `tools` sub-capabilities when
+ * declared as objects), or undefined. As for elicitation, a 2026-07-28 desktop client is declared
+ * nothing: the bridge cannot hand an `input_required` on.
+ */
+function desktopSampling(declared: ClientCapabilities | undefined): { context?: object; tools?: object } | undefined {
+  const sampling = declared?.sampling as Record<string, unknown> | undefined;
+  if (!sampling || typeof sampling !== 'object' || Array.isArray(sampling)) return undefined;
+  const context = typeof sampling['context'] === 'object' && sampling['context'] !== null;
+  const tools = typeof sampling['tools'] === 'object' && sampling['tools'] !== null;
+  return { ...(context ? { context: {} } : {}), ...(tools ? { tools: {} } : {}) };
 }
