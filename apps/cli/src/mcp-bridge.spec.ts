@@ -218,7 +218,7 @@ describe('the MCP bridge against an SDK-built upstream', () => {
   });
 
   describe('sampling through the bridge (ADR 0054)', () => {
-    const reply = { role: 'assistant', model: 'desktop-model', content: { type: 'text', text: 'an old pond' } };
+    const reply = { role: 'assistant' as const, model: 'desktop-model', content: { type: 'text' as const, text: 'an old pond' } };
 
     it("declares upstream exactly the desktop client's sampling and passes the request and its answer through", async () => {
       const asked: any[] = [];
