@@ -14,6 +14,8 @@ import {
 } from '@toolgate/contracts';
 import { seedTeamRoster } from '@toolgate/tool-memory';
 import type { Binder } from './bindings/binder.js';
+import { approvalPageBase } from './http/approval-page.js';
+import { canonicalConfiguredHost, isWildcardAddress } from './http/host-names.js';
 import { isLoopbackHost, type ServerConfig } from './config.js';
 import type { Log } from './logger.js';
 import { StartupError } from './startup-error.js';
@@ -141,6 +143,16 @@ async function listen(context: StartContext): Promise<void> {
   const url = `http://${host}:${port}`;
   context.listening = { url, port };
   log('info', `listening on ${url} (tRPC ${url}/trpc, REST ${url}/api/v1, health ${url}/healthz)`);
+  // An any-address is no one's host: approval links are then built on loopback (approvalPageBase),
+  // which an approver on another machine cannot open.
+  const bound = canonicalConfiguredHost(config.host);
+  if (config.publicUrl === undefined && 'name' in bound && isWildcardAddress(bound.name)) {
+    log(
+      'warn',
+      `listening on the any-address ${config.host} without TOOLGATE_PUBLIC_URL: approval links (the approval page, MCP elicitation URLs) ` +
+        `will name ${approvalPageBase({ bindHost: config.host, port })}, which only this host can open; set TOOLGATE_PUBLIC_URL to the URL remote approvers use`,
+    );
+  }
 }
 
 /** Without a principals file, says loudly who the dev principal is and which self-approval policy is in force. */

@@ -254,3 +254,54 @@ describe('the dev principal off loopback (the demo token exposed to the network)
     expect(existsSync(dataDir)).toBe(false);
   });
 });
+
+describe('approval links on an any-address (a remote approver handed a loopback link)', () => {
+  /** A principals file, which a server off loopback needs (the dev principal is loopback only). */
+  async function offLoopback(extra: Record<string, string> = {}): Promise<Record<string, string>> {
+    const { dir, env } = await setup();
+    const principals = join(dir, 'principals.json');
+    await writeFile(
+      principals,
+      JSON.stringify({ principals: [{ id: 'alice', token: 'alice-token-lifecycle-0123456789abcdef', tenant: 'acme', roles: ['worker'] }], roles: { worker: ['*'] }, tenants: { acme: { tools: ['*'] } } }),
+    );
+    return { ...env, TOOLGATE_PRINCIPALS_FILE: principals, ...extra };
+  }
+  const linkWarnings = (logs: string[]) => logs.filter((l) => l.includes('approval links'));
+
+  it.each([
+    ['the IPv4 any-address', '0.0.0.0', '127.0.0.1'],
+    ['the IPv6 any-address', '::', '[::1]'],
+    ['the IPv6 any-address, with a trailing zero', '::0', '[::1]'],
+    ['the IPv6 any-address, written out', '0:0:0:0:0:0:0:0', '[::1]'],
+    ['the IPv6 any-address, zero-padded', '0000:0000::0000', '[::1]'],
+  ])('%s (%s) without TOOLGATE_PUBLIC_URL: one warning, after the listening line, naming the loopback link and the variable', async (_name, host, loopback) => {
+    const { logs, log } = recorder();
+    const server = await startServer(loadConfig(await offLoopback({ TOOLGATE_HOST: host })), log);
+    try {
+      const warnings = linkWarnings(logs);
+      expect(warnings).toEqual([
+        `warn listening on the any-address ${host} without TOOLGATE_PUBLIC_URL: approval links (the approval page, MCP elicitation URLs) ` +
+          `will name http://${loopback}:${server.port}, which only this host can open; set TOOLGATE_PUBLIC_URL to the URL remote approvers use`,
+      ]);
+      expect(logs.indexOf(warnings[0]!)).toBeGreaterThan(logs.findIndex((l) => l.startsWith('info listening on ')));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each([
+    ['an any-address with TOOLGATE_PUBLIC_URL set', { TOOLGATE_HOST: '0.0.0.0', TOOLGATE_PUBLIC_URL: 'https://gateway.example.com/toolgate' }],
+    ['the IPv6 any-address with TOOLGATE_PUBLIC_URL set', { TOOLGATE_HOST: '::', TOOLGATE_PUBLIC_URL: 'https://gateway.example.com' }],
+    ['IPv4 loopback', { TOOLGATE_HOST: '127.0.0.1' }],
+    ['IPv6 loopback', { TOOLGATE_HOST: '::1' }],
+  ])('%s: no such warning (the links name what clients use)', async (_name, extra) => {
+    const { logs, log } = recorder();
+    const server = await startServer(loadConfig(await offLoopback(extra)), log);
+    try {
+      expect(logs.some((l) => l.startsWith('info listening on '))).toBe(true);
+      expect(linkWarnings(logs)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+});
