@@ -174,9 +174,13 @@ export class McpToolSource implements ToolSource {
       { command: this.config.command, args: this.config.args, env: this.config.env },
       this.opts.workspaceRoot,
     );
+    // The bridge sees every message on the wire, to count the server's unanswered calls (ADR 0057).
+    const bridge = new CallerBridge(this.name, this.timeoutMs);
     // Stderr is piped to the operator log, so the server's diagnostics never reach an agent.
     const transport = new ProcessGroupStdioTransport(prepared, {
       onStderr: stderrLogSink(this.name, this.stderrLogBytes, this.opts.log),
+      onSent: (message) => bridge.sent(message),
+      onReceived: (message) => bridge.received(message),
       ...(this.opts.stopGraceMs === undefined ? {} : { killGraceMs: this.opts.stopGraceMs }),
     });
     // Elicitation and sampling are declared so the server offers the tools that use them; each
@@ -184,12 +188,12 @@ export class McpToolSource implements ToolSource {
     // Never roots: the gateway has no roots to show. The SDK checks structured output against the
     // server's outputSchema: on the linear engine.
     const client = new Client(CLIENT_INFO, { capabilities: UPSTREAM_CLIENT_CAPABILITIES, jsonSchemaValidator: new LinearOutputValidator() });
-    const bridge = new CallerBridge(this.name);
     bridge.attach(client);
     let connection: Connection | undefined;
     let exited = false;
     client.onclose = () => {
       exited = true;
+      bridge.dispose();
       if (connection) this.onExit(connection);
     };
     // Capped, so a server that floods stdout with garbage cannot flood the operator log.
@@ -248,9 +252,10 @@ export class McpToolSource implements ToolSource {
     }
     let result: Awaited<ReturnType<Client['callTool']>>;
     const progress = ctx.progress;
-    const untrack = live.bridge.track(ctx);
+    const tracked = live.bridge.track(ctx);
+    const sentBefore = live.bridge.sentCount;
     try {
-      result = await live.client.callTool({ name: remoteName, arguments: args }, undefined, {
+      const pending = live.client.callTool({ name: remoteName, arguments: args }, undefined, {
         signal: ctx.signal,
         timeout: this.timeoutMs,
         // A progress token goes upstream only when the caller asked for progress; the text is the
@@ -266,10 +271,15 @@ export class McpToolSource implements ToolSource {
             }
           : {}),
       });
+      // The SDK sends the request before callTool first yields, so the id sent since is this call's;
+      // if that ever changes, the id is not known and an abandoned call is held to its deadline.
+      const sentSince = live.bridge.sentCount - sentBefore;
+      if (sentSince > 0) tracked.sentAs(sentSince === 1 ? (live.bridge.lastSent ?? 'unknown') : 'unknown');
+      result = await pending;
     } catch (error) {
       throw this.callFailure(name, error, ctx.signal, live);
     } finally {
-      untrack();
+      tracked.end();
     }
     if (!Array.isArray(result['content'])) {
       throw new ToolError(`MCP server '${this.name}' sent a result without content for '${name}'`, 'MCP_BAD_RESPONSE');

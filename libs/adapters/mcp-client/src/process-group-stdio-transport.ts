@@ -11,6 +11,10 @@ export interface ProcessGroupStdioOptions {
   readonly killGraceMs?: number;
   /** Largest single JSON-RPC message read from the server. Default 4 MiB. */
   readonly maxMessageBytes?: number;
+  /** Sees every message sent to the server, as it is sent. */
+  readonly onSent?: (message: JSONRPCMessage) => void;
+  /** Sees every message read from the server, before the client handles it. */
+  readonly onReceived?: (message: JSONRPCMessage) => void;
 }
 
 /** Time one turn of the event loop spends delivering a server's messages; a longer backlog waits for the next turn. */
@@ -135,6 +139,7 @@ export class ProcessGroupStdioTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || this.exitStatus || stdin.destroyed) return Promise.reject(new Error('the MCP server is not running'));
+    this.options.onSent?.(message);
     return new Promise((resolve) => {
       if (stdin.write(serializeMessage(message))) resolve();
       else stdin.once('drain', () => resolve());
@@ -196,6 +201,7 @@ export class ProcessGroupStdioTransport implements Transport {
         }
         return;
       }
+      this.options.onReceived?.(message);
       this.onmessage?.(message);
       if (performance.now() - started >= DELIVERY_SLICE_MS) {
         // A server flooding messages (progress, say) would hold the event loop for as long as its

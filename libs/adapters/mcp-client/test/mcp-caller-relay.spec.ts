@@ -209,3 +209,84 @@ describe('hostile upstream requests', () => {
     });
   });
 });
+
+describe('a call abandoned before the upstream answered it (MCP cancellation is advisory)', () => {
+  let late: McpToolSource;
+  let brief: McpToolSource;
+  const DEADLINE_MS = 800;
+  beforeAll(async () => {
+    const start = (name: string, timeoutMs?: number) =>
+      McpToolSource.start({ ...config(name, [fixture('late-asking-server.mjs')]), ...(timeoutMs ? { timeoutMs } : {}) }, new PassThroughRunner(), { workspaceRoot: root, stopGraceMs: 200, log: () => undefined });
+    [late, brief] = await Promise.all([start('late'), start('brief', DEADLINE_MS)]);
+  }, 30_000);
+  afterAll(() => Promise.all([late.close(), brief.close()]));
+
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** Bob: a caller who answers every elicitation and sampling request, recording each. */
+  const bob = () => {
+    const asked: JsonObject[] = [];
+    const caller = context({
+      elicit: async (p) => (asked.push(p), { action: 'accept', content: { ok: true } }),
+      sample: async (p) => (asked.push(p), { role: 'assistant', model: 'bob-model', content: { type: 'text', text: "bob's reply" } }),
+    });
+    return { ...caller, asked };
+  };
+  const abandon = async (source: McpToolSource, tool: string, args: JsonObject, afterMs: number) => {
+    const controller = new AbortController();
+    const call = find(source, tool).handler.invoke(args, context({ elicit: async () => ({ action: 'decline' }) }, undefined, controller.signal).ctx);
+    setTimeout(() => controller.abort(), afterMs);
+    await expect(call).rejects.toBeInstanceOf(ToolAbortedError);
+  };
+
+  describe.each(['elicitation', 'sampling'] as const)('cross-caller leak, %s', (kind) => {
+    it("never hands an abandoned call's late request to the next caller: it is refused upstream and in the next call's record", async () => {
+      await abandon(late, 'late__slow_ask', { delayMs: 700, kind, secret: 'alice-ACCT-42' }, 150);
+      const b = bob();
+      // Bob's call is the only one in flight when the abandoned call asks.
+      const out = await find(late, 'late__sleep').handler.invoke({ ms: 900 }, b.ctx);
+      expect(textOf(out)).toBe('slept');
+      expect(b.asked).toEqual([]);
+      expect(b.refused).toEqual([{ kind, reason: 'an earlier call on this server may still be running' }]);
+      expect(textOf(await find(late, 'late__outcome').handler.invoke({}, context().ctx))).toMatch(/^refused: .*an earlier call on this server may still be running/);
+    });
+  });
+
+  it("lifts the quarantine when the abandoned call's late answer arrives, before the deadline", async () => {
+    await abandon(late, 'late__late_answer', { ms: 600 }, 100);
+    const early = bob();
+    expect(textOf(await find(late, 'late__ask').handler.invoke({ kind: 'elicitation' }, early.ctx))).toMatch(/^refused: .*may still be running/);
+    expect(early.asked).toEqual([]);
+    await sleep(700);
+    const after = bob();
+    expect(textOf(await find(late, 'late__ask').handler.invoke({ kind: 'elicitation' }, after.ctx))).toBe('answered: {"action":"accept","content":{"ok":true}}');
+    expect(after.asked).toHaveLength(1);
+    expect(after.refused).toEqual([]);
+  });
+
+  it("lifts the quarantine once the server's call deadline has passed since the abandonment, when no answer ever comes", async () => {
+    await abandon(brief, 'brief__hang', {}, 100);
+    const during = bob();
+    expect(textOf(await find(brief, 'brief__ask').handler.invoke({ kind: 'sampling' }, during.ctx))).toMatch(/^refused: .*may still be running/);
+    expect(during.refused).toEqual([{ kind: 'sampling', reason: 'an earlier call on this server may still be running' }]);
+    await sleep(DEADLINE_MS + 100);
+    const after = bob();
+    expect(textOf(await find(brief, 'brief__ask').handler.invoke({ kind: 'sampling' }, after.ctx))).toContain("bob's reply");
+    expect(after.asked).toHaveLength(1);
+  });
+
+  it('a call that timed out quarantines like a cancelled one, until the deadline has passed again', async () => {
+    const timedOut = find(brief, 'brief__hang').handler.invoke({}, context().ctx);
+    await expect(timedOut).rejects.toThrow(/did not answer within 800 ms/);
+    const during = bob();
+    expect(textOf(await find(brief, 'brief__ask').handler.invoke({ kind: 'elicitation' }, during.ctx))).toMatch(/^refused: .*may still be running/);
+    await sleep(DEADLINE_MS + 100);
+    const after = bob();
+    expect(textOf(await find(brief, 'brief__ask').handler.invoke({ kind: 'elicitation' }, after.ctx))).toMatch(/^answered: /);
+  });
+
+  it('a call answered in time quarantines nothing', async () => {
+    await find(late, 'late__sleep').handler.invoke({ ms: 10 }, context().ctx);
+    const b = bob();
+    expect(textOf(await find(late, 'late__ask').handler.invoke({ kind: 'elicitation' }, b.ctx))).toMatch(/^answered: /);
+  });
+});
