@@ -57,6 +57,8 @@ class Upstream {
             if (!this.overclaim) this.declared.push((ctx.mcpReq.envelope as Record<string, any> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]);
             const answer = inputResponse(ctx.mcpReq.inputResponses, 'model');
             if (answer.kind === 'sampling') return { content: [{ type: 'text', text: `the model said: ${JSON.stringify(answer.result.content)}` }] };
+            // A retry that left the answer out: the request failed, so the call does (as Toolgate's relay does).
+            if (ctx.mcpReq.requestState() !== undefined) return { content: [{ type: 'text', text: `no answer (${answer.kind})` }], isError: true };
             const withTools = (request.params.arguments as Record<string, unknown> | undefined)?.['withTools'] === true;
             return inputRequired({
               inputRequests: {
@@ -243,13 +245,15 @@ describe('the MCP bridge against an SDK-built upstream', () => {
       expect(upstream.declared.at(-1)).toEqual({ elicitation: { url: {} }, sampling: { tools: {}, context: {} } });
     });
 
-    it("passes the desktop client's error answer on as the failure of the call; the bridge makes up no answer", async () => {
-      const { client } = await start(upstream.url, TOKEN, false, (c) => {
+    it("leaves the desktop client's error answer out of the retry, so the server fails that request and answers the call at once; the bridge makes up no answer", async () => {
+      const { client, logs } = await start(upstream.url, TOKEN, false, (c) => {
         c.setRequestHandler('sampling/createMessage', async () => {
           throw new Error('the user rejected the sampling request');
         });
       }, { sampling: {} });
-      await expect(client.request({ method: 'tools/call', params: { name: 'sample', arguments: {} } })).rejects.toThrow(/the user rejected the sampling request/);
+      const result = (await client.request({ method: 'tools/call', params: { name: 'sample', arguments: {} } })) as any;
+      expect(result).toMatchObject({ isError: true, content: [{ text: 'no answer (missing)' }] });
+      expect(logs.join('\n')).toMatch(/a sampling\/createMessage request was not answered: .*the user rejected the sampling request/);
     });
 
     describe('a sampling request the desktop client did not declare (refused by the bridge itself)', () => {
@@ -258,15 +262,16 @@ describe('the MCP bridge against an SDK-built upstream', () => {
         ['elicitation but no sampling', { elicitation: { form: {}, url: {} } }, false, {}, /the desktop client did not declare sampling$/],
         ['sampling without tools, asked with tools', { sampling: {} }, false, { withTools: true }, /the desktop client did not declare sampling with tools/],
         ['sampling, but in the 2026-07-28 era (an input_required cannot be handed on)', { sampling: {} }, true, {}, /the desktop client did not declare sampling$/],
-      ])('%s: the desktop client is never asked and gets a JSON-RPC error saying so', async (_name, capabilities, modern, args, message) => {
+      ])('%s: the desktop client is never asked, the request is left unanswered and stderr says why', async (_name, capabilities, modern, args, message) => {
         let asked = 0;
         upstream.overclaim = true;
-        const { client } = await start(upstream.url, TOKEN, modern, (c) => {
+        const { client, logs } = await start(upstream.url, TOKEN, modern, (c) => {
           if ((capabilities as any).sampling) c.setRequestHandler('sampling/createMessage', async () => ((asked += 1), reply));
           if ((capabilities as any).elicitation) c.setRequestHandler('elicitation/create', async () => ({ action: 'accept' }));
         }, capabilities);
-        await expect(client.request({ method: 'tools/call', params: { name: 'sample', arguments: args } })).rejects.toMatchObject({ code: -32600, message: expect.stringMatching(message) });
+        expect(await client.request({ method: 'tools/call', params: { name: 'sample', arguments: args } })).toMatchObject({ isError: true, content: [{ text: 'no answer (missing)' }] });
         expect(asked).toBe(0);
+        expect(logs.join('\n')).toMatch(new RegExp(`a sampling/createMessage request was not answered: ${message.source}`));
         // Told upstream only what was declared: a 2026-07-28 desktop client is declared nothing.
         const told = upstream.declared.at(-1);
         if (modern || !(capabilities as any).sampling) expect(told?.sampling).toBeUndefined();

@@ -7,10 +7,15 @@ import {
   ProtocolErrorCode,
   Server,
   type CallToolResult,
+  isInputRequiredResult,
+  isSpecType,
   type ClientCapabilities,
+  type CreateMessageRequestParams,
   type ElicitRequestFormParams,
   type ElicitRequestURLParams,
+  type InputRequiredResult,
   type ListToolsResult,
+  type Progress,
   type ServerCapabilities,
 } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
@@ -21,6 +26,9 @@ import { StdioLineTransport } from './stdio-line-transport.js';
  * first, the longest being an approval hold (TOOLGATE_MCP_APPROVAL_WAIT_MS, at most one hour).
  */
 const FORWARD_TIMEOUT_MS = 65 * 60_000;
+
+/** The most `input_required` rounds the bridge answers for one call (the SDK's own driver stops at 10 too). */
+const MAX_INPUT_ROUNDS = 10;
 
 /** Why the bridge could not start, said for a human; never carries the token. */
 export class BridgeStartError extends Error {}
@@ -115,23 +123,21 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
     // in its own envelope, only what the desktop client declared (desktopElicitation,
     // desktopSampling), and each handler passes a request on only when the desktop client declared
     // it. Roots are not forwarded.
-    { capabilities: { elicitation: { form: {}, url: {} }, sampling: { context: {}, tools: {} } }, versionNegotiation: { mode: 'auto' } },
+    // The bridge answers a 2026-07-28 server's input_required rounds itself (answerRound), not the SDK's driver.
+    { capabilities: { elicitation: { form: {}, url: {} }, sampling: { context: {}, tools: {} } }, versionNegotiation: { mode: 'auto' }, inputRequired: { autoFulfill: false } },
   );
-  upstream.setRequestHandler('elicitation/create', async (request, ctx) => {
-    const params = request.params as ElicitRequestFormParams | ElicitRequestURLParams;
+  /** Passes one elicitation on to the desktop client in a mode it declared, else refuses it. */
+  const elicit = async (params: ElicitRequestFormParams | ElicitRequestURLParams, signal: AbortSignal) => {
     const mode = params.mode ?? 'form';
     const declared = desktopElicitation(desktop?.getClientCapabilities());
     if (!desktop || !(mode === 'url' ? declared?.url : declared?.form)) {
       throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `the desktop client did not declare ${mode}-mode elicitation`);
     }
-    // The 2026-07-28 URL mode has no elicitationId and the 2025-11-25 one requires it: the hop
-    // translates by naming the request itself. The desktop client's answer is the answer; the
-    // bridge decides nothing (an accept approves nothing either, ADR 0050).
-    const asked = mode === 'url' && !(params as ElicitRequestURLParams).elicitationId ? { ...params, elicitationId: randomUUID() } : params;
-    return desktop.elicitInput(asked as ElicitRequestFormParams | ElicitRequestURLParams, { signal: ctx.mcpReq.signal, timeout: FORWARD_TIMEOUT_MS });
-  });
-  upstream.setRequestHandler('sampling/createMessage', async (request, ctx) => {
-    const params = request.params;
+    // The desktop client's answer is the answer; the bridge decides nothing (an accept approves nothing either, ADR 0050).
+    return desktop.elicitInput(withElicitationId(params) as ElicitRequestFormParams | ElicitRequestURLParams, { signal, timeout: FORWARD_TIMEOUT_MS });
+  };
+  /** Passes one sampling request on to the desktop client if it declared sampling (with tools, for one with tools), else refuses it. */
+  const sample = async (params: CreateMessageRequestParams, signal: AbortSignal) => {
     // `desktop` is set by initialize, which a 2026-07-28 desktop client never sends: it is never asked.
     const declared = desktopSampling(desktop?.getClientCapabilities());
     if (!desktop || !declared) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'the desktop client did not declare sampling');
@@ -140,8 +146,37 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
       throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'the desktop client did not declare sampling with tools');
     }
     // The desktop client's model answers; the bridge passes the request and the answer as they are and decides nothing.
-    return desktop.createMessage(params, { signal: ctx.mcpReq.signal, timeout: FORWARD_TIMEOUT_MS });
-  });
+    return desktop.createMessage(params, { signal, timeout: FORWARD_TIMEOUT_MS });
+  };
+  // A server on a 2025 revision sends its requests to these handlers; a 2026-07-28 one embeds them in the call's result (answerRound).
+  upstream.setRequestHandler('elicitation/create', (request, ctx) => elicit(request.params as ElicitRequestFormParams | ElicitRequestURLParams, ctx.mcpReq.signal));
+  upstream.setRequestHandler('sampling/createMessage', (request, ctx) => sample(request.params, ctx.mcpReq.signal));
+
+  /**
+   * Answers one `input_required` round's requests through the desktop client. A request it
+   * cannot answer (not declared, refused by the user, malformed) is left out of the answers,
+   * which fails that request at the server, so the server ends the call with its own error at
+   * once instead of holding it for a retry that never comes; stderr says why.
+   */
+  const answerRound = async (inputRequests: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>> => {
+    const answers: Record<string, unknown> = {};
+    await Promise.all(
+      Object.entries(inputRequests).map(async ([key, entry]) => {
+        const { method, params } = (entry ?? {}) as { method?: unknown; params?: unknown };
+        try {
+          const named = withElicitationId(params);
+          if (method === 'elicitation/create' && isSpecType.ElicitRequestParams(named)) answers[key] = await elicit(named, signal);
+          else if (method === 'sampling/createMessage' && isSpecType.CreateMessageRequestParams(params)) answers[key] = await sample(params, signal);
+          else throw new ProtocolError(ProtocolErrorCode.InvalidParams, `the bridge does not pass on this request (${typeof method === 'string' ? method.slice(0, 60) : 'no method'})`);
+        } catch (error) {
+          if (signal.aborted) throw error;
+          const reason = error instanceof Error ? error.message : String(error);
+          say(`toolgate mcp: a ${typeof method === 'string' ? method.slice(0, 60) : 'server'} request was not answered: ${reason.replace(/\s+/g, ' ').slice(0, 200)}`);
+        }
+      }),
+    );
+    return answers;
+  };
   upstream.setNotificationHandler('notifications/elicitation/complete', (notification) => {
     void desktop?.notification(notification).catch(() => undefined);
   });
@@ -214,23 +249,31 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
           ...(params['_meta'] as Record<string, unknown> | undefined),
           [CLIENT_CAPABILITIES_META_KEY]: { ...(elicitation ? { elicitation } : {}), ...(sampling ? { sampling } : {}) },
         };
-        return forward(
-          () =>
-            upstream.request(
-              { method: 'tools/call', params: { ...params, _meta: meta } },
-              {
-                // The client's notifications/cancelled aborts this signal, and with it the upstream request.
-                signal: ctx.mcpReq.signal,
-                timeout: FORWARD_TIMEOUT_MS,
-                ...(progressToken !== undefined
-                  ? {
-                      resetTimeoutOnProgress: true,
-                      onprogress: (progress) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => undefined),
-                    }
-                  : {}),
-              },
-            ) as Promise<CallToolResult>,
-        );
+        const first = { ...params, _meta: meta };
+        const options = {
+          // The client's notifications/cancelled aborts this signal, and with it the upstream request.
+          signal: ctx.mcpReq.signal,
+          timeout: FORWARD_TIMEOUT_MS,
+          // The bridge drives the rounds itself (answerRound), so a request it cannot answer fails that request, not the call.
+          allowInputRequired: true,
+          ...(progressToken !== undefined
+            ? {
+                resetTimeoutOnProgress: true,
+                onprogress: (progress: Progress) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => undefined),
+              }
+            : {}),
+        };
+        return forward(async () => {
+          let result = (await upstream.request({ method: 'tools/call', params: first }, options)) as CallToolResult | InputRequiredResult;
+          for (let round = 1; isInputRequiredResult(result); round++) {
+            if (round > MAX_INPUT_ROUNDS) throw new ProtocolError(ProtocolErrorCode.InternalError, `toolgate bridge: the server asked for input more than ${MAX_INPUT_ROUNDS} times in one call`);
+            const { inputRequests, requestState } = result as InputRequiredResult;
+            const inputResponses = await answerRound(inputRequests ?? {}, ctx.mcpReq.signal);
+            const retry = { ...first, ...(Object.keys(inputResponses).length > 0 ? { inputResponses } : {}), ...(requestState !== undefined ? { requestState } : {}) };
+            result = (await upstream.request({ method: 'tools/call', params: retry }, options)) as CallToolResult | InputRequiredResult;
+          }
+          return result as CallToolResult;
+        });
       });
     }
     // A ping is answered by the server, so a client's liveness check covers the whole path. The
@@ -300,4 +343,15 @@ function desktopSampling(declared: ClientCapabilities | undefined): { context?: 
   const context = typeof sampling['context'] === 'object' && sampling['context'] !== null;
   const tools = typeof sampling['tools'] === 'object' && sampling['tools'] !== null;
   return { ...(context ? { context: {} } : {}), ...(tools ? { tools: {} } : {}) };
+}
+
+/**
+ * A URL-mode elicitation named with an `elicitationId` when it has none: the 2026-07-28 URL mode
+ * has no such id and the 2025-11-25 one (the desktop client's) requires it, so the hop translates
+ * by naming the request itself. Anything else is returned as it is.
+ */
+function withElicitationId(params: unknown): unknown {
+  if (!params || typeof params !== 'object') return params;
+  const { mode, elicitationId } = params as { mode?: unknown; elicitationId?: unknown };
+  return mode === 'url' && !elicitationId ? { ...params, elicitationId: randomUUID() } : params;
 }
