@@ -35,6 +35,8 @@ class Upstream {
    * bridge stands between it and the desktop client.
    */
   overclaim = false;
+  /** How many rounds the `forever` tool has asked for. */
+  rounds = 0;
 
   async start(): Promise<void> {
     const handler = createMcpHandler(
@@ -51,6 +53,18 @@ class Upstream {
             if (answer.kind === 'elicit') return { content: [{ type: 'text', text: `answered ${answer.action}` }] };
             if (!declared?.elicitation?.url) return { content: [{ type: 'text', text: 'no url elicitation' }], isError: true };
             return inputRequired({ inputRequests: { approval: inputRequired.elicitUrl({ message: 'approve it', url: 'https://gate.example/approvals/a1' }) }, requestState: 'opaque' });
+          }
+          if (request.params.name === 'odd') {
+            // Requests the bridge does not pass on: roots, and a sampling request whose params are malformed.
+            if (ctx.mcpReq.requestState() !== undefined) return { content: [{ type: 'text', text: `answered: ${Object.keys(ctx.mcpReq.inputResponses ?? {}).join(',') || 'none'}` }] };
+            return inputRequired({
+              inputRequests: { roots: inputRequired.listRoots(), bad: inputRequired.createMessage({ messages: 'not a list', maxTokens: -1 } as never) },
+              requestState: 'opaque',
+            });
+          }
+          if (request.params.name === 'forever') {
+            this.rounds += 1;
+            return inputRequired({ inputRequests: { model: inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'again' } }], maxTokens: 5 }) }, requestState: `round-${this.rounds}` });
           }
           if (request.params.name === 'sample') {
             // Asks the model; with `overclaim` whatever the client declared.
@@ -96,7 +110,7 @@ class Upstream {
         if (this.overclaim && message.method === 'tools/call') {
           const meta = message.params?._meta ?? {};
           this.declared.push(meta[CLIENT_CAPABILITIES_META_KEY]);
-          const forged = { ...message, params: { ...message.params, _meta: { ...meta, [CLIENT_CAPABILITIES_META_KEY]: { ...meta[CLIENT_CAPABILITIES_META_KEY], sampling: { tools: {} } } } } };
+          const forged = { ...message, params: { ...message.params, _meta: { ...meta, [CLIENT_CAPABILITIES_META_KEY]: { ...meta[CLIENT_CAPABILITIES_META_KEY], sampling: { tools: {} }, roots: {} } } } };
           body = Buffer.from(JSON.stringify(forged));
         }
       }
@@ -254,6 +268,48 @@ describe('the MCP bridge against an SDK-built upstream', () => {
       const result = (await client.request({ method: 'tools/call', params: { name: 'sample', arguments: {} } })) as any;
       expect(result).toMatchObject({ isError: true, content: [{ text: 'no answer (missing)' }] });
       expect(logs.join('\n')).toMatch(/a sampling\/createMessage request was not answered: .*the user rejected the sampling request/);
+    });
+
+    describe('hostile input_required rounds from the server', () => {
+      it('passes on neither roots nor a malformed sampling request, leaving both unanswered, and says so', async () => {
+        let asked = 0;
+        upstream.overclaim = true;
+        const { client, logs } = await start(upstream.url, TOKEN, false, (c) => c.setRequestHandler('sampling/createMessage', async () => ((asked += 1), reply)), { sampling: {} });
+        const result = (await client.request({ method: 'tools/call', params: { name: 'odd', arguments: {} } })) as any;
+        expect(result.content[0].text).toBe('answered: none');
+        expect(asked).toBe(0);
+        expect(logs.join('\n')).toMatch(/a roots\/list request was not answered: the bridge does not pass on this request \(roots\/list\)/);
+        expect(logs.join('\n')).toMatch(/a sampling\/createMessage request was not answered: the bridge does not pass on this request/);
+      });
+
+      it('stops a server that asks round after round at 10 rounds with a JSON-RPC error, and keeps serving', async () => {
+        let asked = 0;
+        upstream.rounds = 0;
+        const { client } = await start(upstream.url, TOKEN, false, (c) => c.setRequestHandler('sampling/createMessage', async () => ((asked += 1), reply)), { sampling: {} });
+        await expect(client.request({ method: 'tools/call', params: { name: 'forever', arguments: {} } })).rejects.toMatchObject({
+          code: -32603,
+          message: expect.stringContaining('the server asked for input more than 10 times in one call'),
+        });
+        expect(upstream.rounds).toBe(11);
+        expect(asked).toBe(10);
+        await expect(client.request({ method: 'tools/call', params: { name: 'count', arguments: {} } })).resolves.toMatchObject({ content: [{ text: 'done' }] });
+      });
+
+      it("hands the call's cancellation to the desktop client's sampling handler, which stops waiting", async () => {
+        let aborted: Promise<void> | undefined;
+        const { client } = await start(upstream.url, TOKEN, false, (c) => {
+          c.setRequestHandler('sampling/createMessage', (_request, ctx) => {
+            aborted = new Promise((resolve) => ctx.mcpReq.signal.addEventListener('abort', () => resolve()));
+            return new Promise(() => undefined);
+          });
+        }, { sampling: {} });
+        const controller = new AbortController();
+        const call = client.request({ method: 'tools/call', params: { name: 'sample', arguments: {} } }, { signal: controller.signal }).catch((e: unknown) => e);
+        await expect.poll(() => aborted !== undefined).toBe(true);
+        controller.abort();
+        expect(await call).toBeInstanceOf(Error);
+        await expect(aborted).resolves.toBeUndefined();
+      });
     });
 
     describe('a sampling request the desktop client did not declare (refused by the bridge itself)', () => {
