@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { inputRequired, ProtocolError, ProtocolErrorCode, type InputRequest, type InputRequiredResult, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { ToolAbortedError, ToolError, type CallerRequestKind, type CallerRequests, type InvokeOptions, type JsonObject, type Principal, type ProgressUpdate } from '@toolgate/contracts';
+import { jsonBoundsProblem, MAX_ARGS_DEPTH } from '@toolgate/gateway';
 import { randomKey, SERVER_REQUEST_ID_PREFIX, type CallerClient } from './client-session.js';
 import { tokenProblemText, type SignedTokens } from './signed-token.js';
 
@@ -19,6 +20,8 @@ export const MAX_SUSPENDED_PER_PRINCIPAL = 8;
 export const MAX_RELAYS_PER_CALL = 16;
 /** Largest answer a client may give to one relayed request, as JSON text. */
 export const MAX_ANSWER_BYTES = 256 * 1024;
+/** Deepest nesting of a client's answer; `JSON.stringify` recurses once per level, so it is checked first. */
+export const MAX_ANSWER_DEPTH = 64;
 
 /** A 2025-era client's answer to a request the relay pushed on its call's stream. */
 interface Waiter {
@@ -74,6 +77,10 @@ function declares(caller: CallerClient, kind: CallerRequestKind, params?: JsonOb
 /** The answer as handed back to the tool, or why it is refused (it came from the client: untrusted). */
 function checkAnswer(kind: CallerRequestKind, answer: unknown): JsonObject {
   if (!isObject(answer)) throw new ToolError(`the calling client's ${kind} answer is not a JSON object`, 'RELAY_BAD_ANSWER');
+  // Bounded before it is serialized: a hostile depth would overflow the stack in JSON.stringify.
+  const problem = jsonBoundsProblem(answer, { maxDepth: MAX_ANSWER_DEPTH, maxBytes: MAX_ANSWER_BYTES });
+  if (problem?.kind === 'depth') throw new ToolError(`the calling client's ${kind} answer is nested deeper than ${MAX_ANSWER_DEPTH} levels`, 'RELAY_BAD_ANSWER');
+  if (problem !== undefined) throw new ToolError(`the calling client's ${kind} answer exceeds ${MAX_ANSWER_BYTES} bytes`, 'RELAY_BAD_ANSWER');
   const size = Buffer.byteLength(JSON.stringify(answer));
   if (size > MAX_ANSWER_BYTES) throw new ToolError(`the calling client's ${kind} answer of ${size} bytes exceeds ${MAX_ANSWER_BYTES} bytes`, 'RELAY_BAD_ANSWER');
   if (kind === 'elicitation' && !['accept', 'decline', 'cancel'].includes(answer['action'] as string)) {
@@ -146,7 +153,8 @@ class SuspendedCall<T> {
   constructor(
     readonly principal: Principal,
     readonly tool: string,
-    readonly argsHash: string,
+    /** Undefined when the arguments have no digest: then the call can never be suspended. */
+    readonly argsHash: string | undefined,
     readonly caller: CallerClient,
     private readonly onGone: () => void,
   ) {}
@@ -289,9 +297,20 @@ function toInputRequest(kind: CallerRequestKind, params: JsonObject): InputReque
   return inputRequired.elicit(form as never);
 }
 
-/** A digest of the arguments a suspended call was made with; its retry must send the same. */
-function argsHashOf(args: JsonObject): string {
-  return createHash('sha256').update(JSON.stringify(args)).digest('base64url').slice(0, 22);
+/**
+ * A digest of the arguments a suspended call was made with; its retry must send the same. The
+ * arguments are the client's, not yet through the gateway's gates: nesting past the depth gate's
+ * bound (which `JSON.stringify` would overflow the stack on) has no digest, so no retry with such
+ * arguments can match, while a new call with them goes on to the gateway, whose size gate refuses
+ * and audits it.
+ */
+function argsHashOf(args: JsonObject): string | undefined {
+  if (jsonBoundsProblem(args, { maxDepth: MAX_ARGS_DEPTH }) !== undefined) return undefined;
+  try {
+    return createHash('sha256').update(JSON.stringify(args)).digest('base64url').slice(0, 22);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface CallerRelayOptions {
@@ -382,6 +401,8 @@ export class CallerRelay {
     const wrap = (ask: ((p: JsonObject, s: AbortSignal) => Promise<JsonObject>) | undefined) =>
       ask &&
       ((params: JsonObject, signal: AbortSignal) => {
+        // Fail closed: without a digest no retry could be bound to these arguments.
+        if (call.argsHash === undefined) return Promise.reject(new ToolError('the call\'s arguments cannot be bound to a retry; this request is not relayed', 'RELAY_REFUSED'));
         const who = principalKey(call.principal);
         if (!this.#suspended.has(call.id) && (this.#perPrincipal.get(who) ?? 0) >= MAX_SUSPENDED_PER_PRINCIPAL) {
           return Promise.reject(new ToolError(`the caller already has ${MAX_SUSPENDED_PER_PRINCIPAL} calls waiting for its answers; this request is not relayed`, 'RELAY_LIMIT'));
@@ -397,6 +418,8 @@ export class CallerRelay {
   /** Turns a round's answer into the call's result, or the `input_required` one with its signed state. */
   #answer<T>(call: SuspendedCall<T>, answer: RelayAnswer<T>): RelayAnswer<T> {
     if (answer.kind === 'done') return answer;
+    // #capped refuses every request of a call without a digest, so such a call never gets here.
+    if (call.argsHash === undefined) throw new ToolError('the call\'s arguments cannot be bound to a retry', 'RELAY_REFUSED');
     if (!this.#suspended.has(call.id)) {
       const who = principalKey(call.principal);
       this.#suspended.set(call.id, call as SuspendedCall<unknown>);
@@ -420,7 +443,8 @@ export class CallerRelay {
     const { t, p, c, r, n, a } = check.payload as Record<string, unknown>;
     if (t !== round.principal.tenant || p !== round.principal.id) return refuse('it was issued to another principal');
     if (n !== round.tool) return refuse(`it was issued for another tool, not '${round.tool.slice(0, 64)}'`);
-    if (a !== argsHashOf(round.args)) return refuse('the arguments differ from those of the call it resumes');
+    const hash = argsHashOf(round.args);
+    if (hash === undefined || a !== hash) return refuse('the arguments differ from those of the call it resumes');
     const call = typeof c === 'string' ? (this.#suspended.get(c) as SuspendedCall<T> | undefined) : undefined;
     if (!call || principalKey(call.principal) !== principalKey(round.principal)) {
       return refuse('the call it names is no longer waiting (it ended, ran out of time, or is held by another server process)');

@@ -192,3 +192,55 @@ describe('2025-era relay ids', () => {
     expect(seen?.invoke.caller).toBeUndefined();
   });
 });
+
+/** 200 000 levels of nesting: no recursive encoder (`JSON.stringify`) survives them. */
+function deep(shape: 'arrays' | 'objects' | 'mixed', levels = 200_000): unknown {
+  let value: unknown = 1;
+  for (let i = 0; i < levels; i += 1) value = shape === 'arrays' || (shape === 'mixed' && i % 2 === 0) ? [value] : { a: value };
+  return value;
+}
+
+describe('stack exhaustion by deep client input', () => {
+  describe.each(['arrays', 'objects', 'mixed'] as const)('%s', (shape) => {
+    it('a 2025-era answer nested 200 000 deep is refused as a bad answer, not a stack overflow', async () => {
+      const r = relay();
+      const pushed: JSONRPCMessage[] = [];
+      const result = r.round(round({ caller: LEGACY, push: async (m) => void pushed.push(m) }), async (run) =>
+        run.invoke.caller?.elicit?.({ message: 'q', requestedSchema: { type: 'object', properties: {} } }, run.signal),
+      );
+      await sleep(5);
+      expect(r.settle(LEGACY.sessionKey, (pushed[0] as { id: string }).id, { result: { action: 'accept', content: { deep: deep(shape) } } })).toBe(true);
+      await expect(result).rejects.toMatchObject({ reason: 'RELAY_BAD_ANSWER', message: "the calling client's elicitation answer is nested deeper than 64 levels" });
+    });
+
+    it('a 2026-07-28 retry whose answer is nested 200 000 deep fails that request with a bad answer', async () => {
+      const r = relay();
+      const first = await r.round(round(), asking());
+      if (first.kind !== 'input') throw new Error('expected input_required');
+      const failed = r.round(round({ requestState: first.result.requestState, inputResponses: { 'toolgate/relay-1': { action: 'accept', content: { deep: deep(shape) } } } }), asking());
+      await expect(failed).rejects.toMatchObject({ reason: 'RELAY_BAD_ANSWER' });
+    });
+
+    it('a new call with arguments nested 200 000 deep runs on to the gateway (whose size gate refuses it); its request is not relayed', async () => {
+      const r = relay();
+      let asked: Promise<unknown> | undefined;
+      const answer = await r.round(round({ args: { expression: deep(shape) } as JsonObject }), async (run) => {
+        asked = (run.invoke.caller as CallerRequests).elicit!({ message: 'q', requestedSchema: { type: 'object', properties: {} } }, run.signal);
+        await asked.catch(() => undefined);
+        return 'ran';
+      });
+      expect(answer).toEqual({ kind: 'done', value: 'ran' });
+      await expect(asked).rejects.toMatchObject({ reason: 'RELAY_REFUSED' });
+      expect(r.suspended).toBe(0);
+    });
+
+    it('a retry with arguments nested 200 000 deep is a -32602 refusal naming the arguments, not an internal error', async () => {
+      const r = relay();
+      const first = await r.round(round(), asking());
+      if (first.kind !== 'input') throw new Error('expected input_required');
+      await expect(r.round(round({ requestState: first.result.requestState, args: { expression: deep(shape) } as JsonObject }), asking())).rejects.toThrow(
+        /requestState refused: the arguments differ from those of the call it resumes/,
+      );
+    });
+  });
+});
