@@ -3,12 +3,12 @@ import type { Readable, Writable } from 'node:stream';
 import { Client, ProtocolError as ClientProtocolError, SdkErrorCode, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  isInputRequiredResult,
+  isSpecType,
   ProtocolError,
   ProtocolErrorCode,
   Server,
   type CallToolResult,
-  isInputRequiredResult,
-  isSpecType,
   type ClientCapabilities,
   type CreateMessageRequestParams,
   type ElicitRequestFormParams,
@@ -122,8 +122,8 @@ export async function startMcpBridge(options: McpBridgeOptions): Promise<McpBrid
     // Elicitation and sampling are declared so their handlers can exist; each call then declares,
     // in its own envelope, only what the desktop client declared (desktopElicitation,
     // desktopSampling), and each handler passes a request on only when the desktop client declared
-    // it. Roots are not forwarded.
-    // The bridge answers a 2026-07-28 server's input_required rounds itself (answerRound), not the SDK's driver.
+    // it. Roots are not forwarded. The bridge answers a 2026-07-28 server's input_required rounds
+    // itself (answerRound), not the SDK's driver, so one request it cannot answer fails only that request.
     { capabilities: { elicitation: { form: {}, url: {} }, sampling: { context: {}, tools: {} } }, versionNegotiation: { mode: 'auto' }, inputRequired: { autoFulfill: false } },
   );
   /** Passes one elicitation on to the desktop client in a mode it declared, else refuses it. */
