@@ -120,6 +120,11 @@ async function seedRoster({ root, log }: StartContext): Promise<void> {
   log('info', `team roster seeded: ${summary.map((s) => `${s.tenant} (${s.members})`).join(', ') || 'no tenants'}`);
 }
 
+/** The configured host as the socket API takes it: an IPv6 address without its URL brackets. */
+export function bindAddress(host: string): string {
+  return /^\[[^\]]*\]$/.test(host) ? host.slice(1, -1) : host;
+}
+
 /** Binds the HTTP server to the configured address. */
 async function listen(context: StartContext): Promise<void> {
   const { config, root, log } = context;
@@ -127,7 +132,8 @@ async function listen(context: StartContext): Promise<void> {
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(config.port, config.host, () => {
+      // `[::1]` is how a URL writes the address; the socket API takes it bare.
+      server.listen(config.port, bindAddress(config.host), () => {
         server.off('error', reject);
         resolve();
       });

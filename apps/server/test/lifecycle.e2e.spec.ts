@@ -255,6 +255,23 @@ describe('the dev principal off loopback (the demo token exposed to the network)
   });
 });
 
+describe('an IPv6 TOOLGATE_HOST written as in a URL ([::1])', () => {
+  it('binds the bare address and answers there, as it does for ::1', async () => {
+    for (const host of ['[::1]', '::1']) {
+      const { env } = await setup();
+      const { log } = recorder();
+      const server = await startServer(loadConfig({ ...env, TOOLGATE_HOST: host }), log);
+      try {
+        expect(server.url).toBe(`http://[::1]:${server.port}`);
+        const health = await fetch(`${server.url}/healthz`);
+        expect(health.status).toBe(200);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+});
+
 describe('approval links on an any-address (a remote approver handed a loopback link)', () => {
   /** A principals file, which a server off loopback needs (the dev principal is loopback only). */
   async function offLoopback(extra: Record<string, string> = {}): Promise<Record<string, string>> {
