@@ -88,6 +88,9 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
             // Trusted as low risk by the operator, so no approval stands between the test and the relay.
             { name: 'every', command: process.execPath, args: [EVERYTHING, 'stdio'], env: {}, tier: 'unisolated', risk: 'low' },
             { name: 'asks', command: process.execPath, args: [ASKING], env: {}, tier: 'unisolated', risk: 'low' },
+            // The cancellation tests get their own connection: a cancelled call that its server never
+            // answers (as MCP says a server should not) holds that connection's relays until its deadline (ADR 0057).
+            { name: 'halts', command: process.execPath, args: [ASKING], env: {}, tier: 'unisolated', risk: 'low' },
           ],
         },
         principals: {
@@ -97,7 +100,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
             { id: 'olga', token: OLGA, tenant: 'acme', roles: ['operator'] },
           ],
           roles: { worker: ['*'] },
-          tenants: { acme: { tools: ['*'], selfApproval: false, grants: [{ type: 'exec', scope: 'mcp:every' }, { type: 'exec', scope: 'mcp:asks' }] } },
+          tenants: { acme: { tools: ['*'], selfApproval: false, grants: [{ type: 'exec', scope: 'mcp:every' }, { type: 'exec', scope: 'mcp:asks' }, { type: 'exec', scope: 'mcp:halts' }] } },
         },
       },
     );
@@ -195,20 +198,20 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
       const client = await connect(url, ALICE, generation);
       const controller = new AbortController();
       try {
-        const call = client.callTool('asks__wait', {}, { signal: controller.signal });
+        const call = client.callTool('halts__wait', {}, { signal: controller.signal });
         await sleep(400);
         controller.abort();
         await expect(call).rejects.toThrow();
         let flag = '';
         for (let i = 0; i < 40 && flag !== 'cancelled'; i += 1) {
           await sleep(100);
-          flag = upstreamText(await client.callTool('asks__was_cancelled', {}));
+          flag = upstreamText(await client.callTool('halts__was_cancelled', {}));
         }
         expect(flag).toBe('cancelled');
       } finally {
         await client.close();
       }
-      const records = await auditOf('asks__wait');
+      const records = await auditOf('halts__wait');
       expect(records.at(-1)).toMatchObject({ event: 'denied', gate: 'execute', code: 'EXECUTION_FAILED', detail: 'cancelled by the caller' });
     });
   });
