@@ -1,7 +1,8 @@
 import { inputRequired, inputResponse, ProtocolError, ProtocolErrorCode, type InputRequiredResult, type JSONRPCMessage } from '@modelcontextprotocol/server';
-import type { ApprovalRecord, Denial, ExplainResult, InvokeOptions, InvokeRequest, InvokeResult, JsonObject, JsonValue, Principal, ToolManifest } from '@toolgate/contracts';
+import type { ApprovalRecord, Denial, InvokeOptions, InvokeRequest, InvokeResult, JsonObject, JsonValue, Principal } from '@toolgate/contracts';
 import { randomKey, SERVER_REQUEST_ID_PREFIX, type CallerClient } from './client-session.js';
 import { denialResult, denialText, type ToolCallResult } from './denial-result.js';
+import type { McpFaceGateway } from './face-gateway.js';
 import { tokenProblemText, type SignedTokens } from './signed-token.js';
 
 /** The `_meta` key a client names an approval with on `tools/call`. */
@@ -76,18 +77,6 @@ export class PendingElicitations {
   }
 }
 
-/** What the flow uses of the gateway (a subset of `McpFaceGateway`). */
-export interface ApprovalFlowGateway {
-  listTools(principal: Principal): readonly ToolManifest[];
-  invoke(principal: Principal, request: InvokeRequest, options?: InvokeOptions): Promise<InvokeResult>;
-  explain(principal: Principal, request: InvokeRequest): Promise<ExplainResult>;
-  requestApproval(
-    principal: Principal,
-    request: { tool: string; version?: string; args: JsonObject },
-  ): Promise<{ readonly ok: true; readonly approval: ApprovalRecord } | { readonly ok: false; readonly denial: Denial; readonly callId?: string }>;
-  getApproval(principal: Principal, id: string): Promise<ApprovalRecord | undefined>;
-}
-
 /**
  * The gateway's result with a hint an MCP client can follow: its request hint names the tRPC
  * `approvals.request`, which an MCP client has no way to call; calling the tool again does the same.
@@ -116,7 +105,7 @@ function refusalResult(denial: Denial, callId: string | undefined): ToolCallResu
 }
 
 export interface ApprovalFlowOptions {
-  readonly gateway: ApprovalFlowGateway;
+  readonly gateway: McpFaceGateway;
   readonly tokens: SignedTokens;
   readonly approvalUrl: (approvalId: string) => string;
   /** 0 never holds a call. */

@@ -1,6 +1,7 @@
 import { createMcpHandler, isLegacyRequest, ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type JSONRPCMessage, type McpRequestContext } from '@modelcontextprotocol/server';
-import type { ApprovalRecord, Denial, ExplainResult, InvokeOptions, InvokeRequest, InvokeResult, JsonObject, Principal, ToolManifest } from '@toolgate/contracts';
+import type { JsonObject, Principal } from '@toolgate/contracts';
 import { ApprovalFlow, approvalIdOf, DEFAULT_APPROVAL_WAIT_MS, PendingElicitations, type FlowAnswer } from './approval-flow.js';
+import type { McpFaceGateway } from './face-gateway.js';
 import { CALLER_KEY, callerOf, inspectLegacyPost, LegacySessions, randomKey, SessionRefused, sessionRefusedResponse, type CallerSeed } from './client-session.js';
 import { CallerRelay } from './caller-relay.js';
 import { progressOf } from './progress-relay.js';
@@ -9,24 +10,6 @@ import { denialResult, toCallToolResult } from './denial-result.js';
 import { answerableAsJson, createLegacyJsonLeg } from './legacy-json-leg.js';
 import { findVisibleTool, toMcpTool } from './tool-definitions.js';
 import { DEFAULT_PAGE_SIZE, InvalidCursorError, pageOfTools } from './tool-pages.js';
-
-/**
- * What the MCP face needs of the gateway: the operations `tools.list`, `tools.invoke` and
- * `tools.explain` use, and asking for and reading one's own approvals (ADR 0050).
- */
-export interface McpFaceGateway {
-  listTools(principal: Principal): readonly ToolManifest[];
-  invoke(principal: Principal, request: InvokeRequest, options?: InvokeOptions): Promise<InvokeResult>;
-  /** The gates' verdict and the payload digest of a call, without running or auditing it. */
-  explain(principal: Principal, request: InvokeRequest): Promise<ExplainResult>;
-  /** Creates a pending approval request for one exact (repaired) payload. */
-  requestApproval(
-    principal: Principal,
-    request: { tool: string; version?: string; args: JsonObject },
-  ): Promise<{ readonly ok: true; readonly approval: ApprovalRecord } | { readonly ok: false; readonly denial: Denial; readonly callId?: string }>;
-  /** One approval the principal may see (its own request), or undefined. */
-  getApproval(principal: Principal, id: string): Promise<ApprovalRecord | undefined>;
-}
 
 export interface McpFaceOptions {
   readonly gateway: McpFaceGateway;
