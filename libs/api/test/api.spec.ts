@@ -1,42 +1,21 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
-import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
-import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
-import type { Principal, PrincipalDirectory, TenantPolicy } from '@toolgate/contracts';
-import { Gateway, MAX_ARGS_DEPTH, ToolRegistry } from '@toolgate/gateway';
-import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
+import type { Principal } from '@toolgate/contracts';
+import { MAX_ARGS_DEPTH } from '@toolgate/gateway';
+import { RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { TRPCError } from '@trpc/server';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAppRouter, createCallerFactory, createContextInner, createRestHandler } from '../src/index.js';
+import { realGateway } from './real-gateway.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
 const operator: Principal = { id: 'o', tenant: 'acme', roles: ['worker', 'operator'] };
-
-function directory(): PrincipalDirectory {
-  const tenant: TenantPolicy = { tools: ['*'], selfApproval: false, grants: [] };
-  return new LiteralDirectory({ tenants: { acme: tenant }, roles: { worker: ['*'] }, principals: [worker, operator] });
-}
 
 describe('the tRPC router over a real gateway', () => {
   let router: ReturnType<typeof createAppRouter>;
   let audit: RecordingAuditSink;
   beforeEach(() => {
     audit = new RecordingAuditSink();
-    const gateway = new Gateway({
-      registry: new ToolRegistry([calculatorTool]),
-      directory: directory(),
-      approvals: new MemoryApprovalStore(),
-      budgets: new MemoryBudgetStore(),
-      settings: new MemorySettingsStore(),
-      audit,
-      executors: [new InProcessExecutor()],
-      clock: { now: () => Date.now() },
-      workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-api-'))),
-      bootEgress: { enabled: false, allowAny: false, hosts: [] },
-    });
+    const gateway = realGateway({ tools: [calculatorTool], principals: [worker, operator], roles: { worker: ['*'] }, audit, tmpPrefix: 'toolgate-api-' });
     router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [] }) });
   });
   const caller = (principal?: Principal) => createCallerFactory(router)(createContextInner(principal ? { principal } : {}));

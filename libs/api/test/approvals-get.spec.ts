@@ -1,14 +1,7 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
-import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
-import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
 import type { Principal, ToolDefinition } from '@toolgate/contracts';
-import { Gateway, ToolRegistry } from '@toolgate/gateway';
-import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAppRouter, createCallerFactory, createContextInner, createRestHandler } from '../src/index.js';
+import { realGateway } from './real-gateway.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
 const otherWorker: Principal = { id: 'w2', tenant: 'acme', roles: ['worker'] };
@@ -35,18 +28,11 @@ describe('approvals.get and GET /api/v1/approvals/:id', () => {
   let router: ReturnType<typeof createAppRouter>;
   let id: string;
   beforeEach(async () => {
-    const tenant = { tools: ['*'], selfApproval: false, grants: [] };
-    const gateway = new Gateway({
-      registry: new ToolRegistry([deploy]),
-      directory: new LiteralDirectory({ tenants: { acme: tenant, globex: tenant }, roles: { worker: ['*'] }, principals: [worker, otherWorker, approver, foreignApprover] }),
-      approvals: new MemoryApprovalStore(),
-      budgets: new MemoryBudgetStore(),
-      settings: new MemorySettingsStore(),
-      audit: new RecordingAuditSink(),
-      executors: [new InProcessExecutor()],
-      clock: { now: () => Date.now() },
-      workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-api-'))),
-      bootEgress: { enabled: false, allowAny: false, hosts: [] },
+    const gateway = realGateway({
+      tools: [deploy],
+      principals: [worker, otherWorker, approver, foreignApprover],
+      roles: { worker: ['*'] },
+      tmpPrefix: 'toolgate-api-',
     });
     router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [] }) });
     const requested = await caller(worker).approvals.request({ tool: 'deploy', args: { target: 'prod' } });

@@ -1,37 +1,16 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
-import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
-import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
-import type { Principal, PrincipalDirectory, TenantPolicy } from '@toolgate/contracts';
-import { DEFAULT_LIMITS, Gateway, MAX_ARGS_DEPTH, MAX_ARGS_VALUES, maxValuesWithin, ToolRegistry } from '@toolgate/gateway';
-import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
+import type { Principal } from '@toolgate/contracts';
+import { DEFAULT_LIMITS, MAX_ARGS_DEPTH, MAX_ARGS_VALUES, maxValuesWithin } from '@toolgate/gateway';
+import { RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { describe, expect, it } from 'vitest';
 import { createAppRouter, createCallerFactory, createContextInner, createRestHandler, MAX_INPUT_DEPTH, MAX_INPUT_VALUES } from '../src/index.js';
+import { realGateway } from './real-gateway.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker', 'approver'] };
 
-function directory(): PrincipalDirectory {
-  const tenant: TenantPolicy = { tools: ['*'], selfApproval: false, grants: [] };
-  return new LiteralDirectory({ tenants: { acme: tenant }, roles: { worker: ['*'] }, principals: [worker] });
-}
-
 function setup() {
   const audit = new RecordingAuditSink();
-  const gateway = new Gateway({
-    registry: new ToolRegistry([calculatorTool]),
-    directory: directory(),
-    approvals: new MemoryApprovalStore(),
-    budgets: new MemoryBudgetStore(),
-    settings: new MemorySettingsStore(),
-    audit,
-    executors: [new InProcessExecutor()],
-    clock: { now: () => Date.now() },
-    workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-api-nesting-'))),
-    bootEgress: { enabled: false, allowAny: false, hosts: [] },
-  });
+  const gateway = realGateway({ tools: [calculatorTool], principals: [worker], roles: { worker: ['*'] }, audit, tmpPrefix: 'toolgate-api-nesting-' });
   const router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [] }) });
   const caller = createCallerFactory(router)(createContextInner({ principal: worker }));
   return { caller, rest: createRestHandler(router), records: audit.records };

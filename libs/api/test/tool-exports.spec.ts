@@ -1,16 +1,11 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
-import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
-import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
 import type { Principal, ToolDefinition } from '@toolgate/contracts';
-import { aliasOf, Gateway, ToolRegistry } from '@toolgate/gateway';
-import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
+import { aliasOf } from '@toolgate/gateway';
+import { RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { TRPCError } from '@trpc/server';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAppRouter, createCallerFactory, createContextInner, createRestHandler } from '../src/index.js';
+import { realGateway } from './real-gateway.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
 const planner: Principal = { id: 'p', tenant: 'acme', roles: ['planner'] };
@@ -38,21 +33,12 @@ describe('tools.list formats and calls by alias, over tRPC and REST', () => {
   let audit: RecordingAuditSink;
   beforeEach(() => {
     audit = new RecordingAuditSink();
-    const gateway = new Gateway({
-      registry: new ToolRegistry([calculatorTool, upstream]),
-      directory: new LiteralDirectory({
-        tenants: { acme: { tools: ['*'], selfApproval: false, grants: [] } },
-        roles: { worker: ['*'], planner: ['calculator'] },
-        principals: [worker, planner],
-      }),
-      approvals: new MemoryApprovalStore(),
-      budgets: new MemoryBudgetStore(),
-      settings: new MemorySettingsStore(),
+    const gateway = realGateway({
+      tools: [calculatorTool, upstream],
+      principals: [worker, planner],
+      roles: { worker: ['*'], planner: ['calculator'] },
       audit,
-      executors: [new InProcessExecutor()],
-      clock: { now: () => Date.now() },
-      workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-api-exports-'))),
-      bootEgress: { enabled: false, allowAny: false, hosts: [] },
+      tmpPrefix: 'toolgate-api-exports-',
     });
     router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [] }) });
   });

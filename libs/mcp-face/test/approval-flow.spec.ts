@@ -1,19 +1,14 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitationCompleteNotificationSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
-import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
-import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
-import type { ApprovalRecord, Principal, TenantPolicy, ToolDefinition } from '@toolgate/contracts';
-import { Gateway, ToolRegistry } from '@toolgate/gateway';
-import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
+import type { ApprovalRecord, Principal, ToolDefinition } from '@toolgate/contracts';
+import type { Gateway } from '@toolgate/gateway';
+import { RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMcpFace, MAX_HELD_PER_PRINCIPAL, SignedTokens, type McpFace } from '../src/index.js';
+import { realGateway } from './real-gateway.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
 const worker2: Principal = { id: 'w2', tenant: 'acme', roles: ['worker'] };
@@ -29,22 +24,12 @@ const ARGS = { expression: '2+3' };
 const riskyCalc: ToolDefinition = { ...calculatorTool, manifest: { ...calculatorTool.manifest, name: 'risky_calc', risk: 'high' } };
 
 function gatewayWith(audit: RecordingAuditSink): Gateway {
-  const tenant: TenantPolicy = { tools: ['*'], selfApproval: false, grants: [] };
-  return new Gateway({
-    registry: new ToolRegistry([calculatorTool, riskyCalc]),
-    directory: new LiteralDirectory({
-      tenants: { acme: tenant, globex: tenant },
-      roles: { worker: ['*'], planner: ['calculator'], approver: [] },
-      principals: [worker, worker2, planner, approver, selfish, outsider],
-    }),
-    approvals: new MemoryApprovalStore(),
-    budgets: new MemoryBudgetStore(),
-    settings: new MemorySettingsStore(),
+  return realGateway({
+    tools: [calculatorTool, riskyCalc],
+    principals: [worker, worker2, planner, approver, selfish, outsider],
+    roles: { worker: ['*'], planner: ['calculator'], approver: [] },
     audit,
-    executors: [new InProcessExecutor()],
-    clock: { now: () => Date.now() },
-    workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-mcp-approval-'))),
-    bootEgress: { enabled: false, allowAny: false, hosts: [] },
+    tmpPrefix: 'toolgate-mcp-approval-',
   });
 }
 

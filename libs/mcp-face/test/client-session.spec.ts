@@ -1,19 +1,13 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
-import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
-import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
-import type { Principal, TenantPolicy, ToolDefinition } from '@toolgate/contracts';
-import { Gateway, ToolRegistry } from '@toolgate/gateway';
-import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
+import type { Principal, ToolDefinition } from '@toolgate/contracts';
+import { RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PendingElicitations } from '../src/approval-flow.js';
 import { CALLER_KEY, LegacySessions } from '../src/client-session.js';
 import { callerOf, capabilitySubset, createMcpFace, SignedTokens, type McpFace } from '../src/index.js';
+import { realGateway } from './real-gateway.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
 const planner: Principal = { id: 'p', tenant: 'acme', roles: ['planner'] };
@@ -138,18 +132,12 @@ describe('2025-era sessions through the face (ADR 0051)', () => {
   beforeEach(() => {
     audit = new RecordingAuditSink();
     stopped.length = 0;
-    const tenant: TenantPolicy = { tools: ['*'], selfApproval: false, grants: [] };
-    const gateway = new Gateway({
-      registry: new ToolRegistry([calculatorTool, slowTool(stopped)]),
-      directory: new LiteralDirectory({ tenants: { acme: tenant, globex: tenant }, roles: { worker: ['*'], planner: ['calculator'] }, principals: [worker, planner, twin] }),
-      approvals: new MemoryApprovalStore(),
-      budgets: new MemoryBudgetStore(),
-      settings: new MemorySettingsStore(),
+    const gateway = realGateway({
+      tools: [calculatorTool, slowTool(stopped)],
+      principals: [worker, planner, twin],
+      roles: { worker: ['*'], planner: ['calculator'] },
       audit,
-      executors: [new InProcessExecutor()],
-      clock: { now: () => Date.now() },
-      workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-mcp-session-'))),
-      bootEgress: { enabled: false, allowAny: false, hosts: [] },
+      tmpPrefix: 'toolgate-mcp-session-',
     });
     face = createMcpFace({ gateway, version: 't', maxBodyBytes: 1 << 20, stateKey: KEY });
   });

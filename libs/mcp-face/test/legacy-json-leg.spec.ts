@@ -1,16 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
-import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
-import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
-import type { Principal, TenantPolicy, ToolDefinition } from '@toolgate/contracts';
-import { Gateway, ToolRegistry } from '@toolgate/gateway';
-import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
+import type { Principal, ToolDefinition } from '@toolgate/contracts';
+import { RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMcpFace, type McpFace } from '../src/index.js';
 import { answerableAsJson } from '../src/legacy-json-leg.js';
+import { realGateway } from './real-gateway.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
 const URL_ = 'http://127.0.0.1/mcp';
@@ -32,20 +26,8 @@ function slowTool(stopped: { at?: number }): ToolDefinition {
   };
 }
 
-function gatewayWith(tools: ToolDefinition[], audit: RecordingAuditSink): Gateway {
-  const tenant: TenantPolicy = { tools: ['*'], selfApproval: false, grants: [] };
-  return new Gateway({
-    registry: new ToolRegistry(tools),
-    directory: new LiteralDirectory({ tenants: { acme: tenant }, roles: { worker: ['*'] }, principals: [worker] }),
-    approvals: new MemoryApprovalStore(),
-    budgets: new MemoryBudgetStore(),
-    settings: new MemorySettingsStore(),
-    audit,
-    executors: [new InProcessExecutor()],
-    clock: { now: () => Date.now() },
-    workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-legacy-json-'))),
-    bootEgress: { enabled: false, allowAny: false, hosts: [] },
-  });
+function gatewayWith(tools: ToolDefinition[], audit: RecordingAuditSink) {
+  return realGateway({ tools, principals: [worker], roles: { worker: ['*'] }, audit, tmpPrefix: 'toolgate-legacy-json-' });
 }
 
 const call = (params: Record<string, unknown>, id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params });

@@ -1,18 +1,12 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
-import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
-import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
-import type { Principal, TenantPolicy, ToolDefinition } from '@toolgate/contracts';
-import { Gateway, ToolRegistry } from '@toolgate/gateway';
-import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
+import type { Principal, ToolDefinition } from '@toolgate/contracts';
+import { RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMcpFace, type McpFace } from '../src/index.js';
+import { realGateway } from './real-gateway.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
 const planner: Principal = { id: 'p', tenant: 'acme', roles: ['planner'] };
@@ -39,20 +33,8 @@ function manyTools(count: number): ToolDefinition[] {
   return Array.from({ length: count }, (_, i) => ({ ...calculatorTool, manifest: { ...calculatorTool.manifest, name: `calc_${String(i).padStart(3, '0')}` } }));
 }
 
-function gatewayWith(tools: ToolDefinition[], audit: RecordingAuditSink): Gateway {
-  const tenant: TenantPolicy = { tools: ['*'], selfApproval: false, grants: [] };
-  return new Gateway({
-    registry: new ToolRegistry(tools),
-    directory: new LiteralDirectory({ tenants: { acme: tenant }, roles: { worker: ['*'], planner: ['calculator'] }, principals: [worker, planner] }),
-    approvals: new MemoryApprovalStore(),
-    budgets: new MemoryBudgetStore(),
-    settings: new MemorySettingsStore(),
-    audit,
-    executors: [new InProcessExecutor()],
-    clock: { now: () => Date.now() },
-    workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), 'toolgate-mcp-face-'))),
-    bootEgress: { enabled: false, allowAny: false, hosts: [] },
-  });
+function gatewayWith(tools: ToolDefinition[], audit: RecordingAuditSink) {
+  return realGateway({ tools, principals: [worker, planner], roles: { worker: ['*'], planner: ['calculator'] }, audit, tmpPrefix: 'toolgate-mcp-face-' });
 }
 
 /** The JSON-RPC methods each request carried, in order, as the face received them. */
