@@ -148,6 +148,56 @@ describe('gate 7: approval', () => {
     expect(tool.calls).toHaveLength(0);
   });
 
+  describe('an expired pending request (liveness: never name what can no longer be decided)', () => {
+    const TTL = 15 * 60 * 1000;
+
+    it('names only an unexpired pending request for the digest, skipping expired ones newer or older', async () => {
+      const { tool, h } = setup();
+      const first = await h.gateway.requestApproval(h.who('worker-1'), { tool: 'deploy', args: { target: 'prod' } });
+      if (!first.ok) throw new Error('refused');
+      h.clock.advance(TTL);
+      // Exactly at expiresAt the request is expired: the call is asked to request a new one, not to wait.
+      const after = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'deploy', args: { target: 'prod' } }));
+      expect(after.code).toBe('APPROVAL_REQUIRED');
+      expect(after.data?.['approvalId']).toBeUndefined();
+      expect(after.message).not.toContain('still pending');
+      expect(after.hint).toContain('approvals.request');
+
+      const second = await h.gateway.requestApproval(h.who('worker-1'), { tool: 'deploy', args: { target: 'prod' } });
+      if (!second.ok) throw new Error('refused');
+      expect(second.approval.id).not.toBe(first.approval.id);
+      const named = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'deploy', args: { target: 'prod' } }));
+      expect(named.data?.['approvalId']).toBe(second.approval.id);
+      h.clock.advance(TTL + 1);
+      expect(denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'deploy', args: { target: 'prod' } })).data?.['approvalId']).toBeUndefined();
+      expect(tool.calls).toHaveLength(0);
+    });
+
+    it('finds the open request behind newer expired ones of the same digest', async () => {
+      const { h } = setup();
+      // Written straight to the store: newer requests that expired first, as after a shorter TTL was configured.
+      const digest = payloadDigest({ tenant: 'acme', principal: 'worker-1', tool: 'deploy', version: '1.0.0', args: { target: 'prod' } });
+      const base = { tenant: 'acme', requester: 'worker-1', tool: 'deploy', version: '1.0.0', args: { target: 'prod' }, payloadDigest: digest };
+      const now = h.clock.now();
+      await h.approvals.create({ ...base, id: 'open-one', createdAt: now - 1000, expiresAt: now + TTL });
+      for (let i = 0; i < 3; i++) await h.approvals.create({ ...base, id: `stale-${i}`, createdAt: now - 500 + i, expiresAt: now - 400 + i });
+      const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'deploy', args: { target: 'prod' } }));
+      expect(denial.data?.['approvalId']).toBe('open-one');
+    });
+
+    it('says a named pending request that expired is expired, not still pending', async () => {
+      const { tool, h } = setup();
+      const requested = await h.gateway.requestApproval(h.who('worker-1'), { tool: 'deploy', args: { target: 'prod' } });
+      if (!requested.ok) throw new Error('refused');
+      h.clock.advance(TTL);
+      const denial = denialOf(await h.gateway.invoke(h.who('worker-1'), { tool: 'deploy', args: { target: 'prod' }, approvalId: requested.approval.id }));
+      expect(denial.code).toBe('APPROVAL_EXPIRED');
+      expect(denial.message).toContain('without a decision');
+      expect(denial.hint).toContain('approvals.request');
+      expect(tool.calls).toHaveLength(0);
+    });
+  });
+
   it('does not accept an approval from another tenant, nor let another tenant decide one', async () => {
     const { tool, h } = setup();
     const foreign = await approved(h, 'worker-g', { target: 'prod' }, 'boss-g');

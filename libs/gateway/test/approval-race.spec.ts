@@ -145,3 +145,47 @@ describe.each(STORES)('approval request flooding (%s stores)', (_kind, open) => 
     expect(JSON.stringify(refused)).not.toContain('/var/lib');
   });
 });
+
+describe.each(STORES)('duplicate approval requests for one payload (%s stores)', (_kind, open) => {
+  const requested = (h: ReturnType<typeof setup>['h'], args: Record<string, string>) => h.gateway.requestApproval(h.who('racer'), { tool: 'deploy', args });
+  const idOf = (r: Awaited<ReturnType<typeof requested>>) => {
+    if (!r.ok) throw new Error(JSON.stringify(r.denial));
+    return r.approval.id;
+  };
+
+  it('answers concurrent first requests for the same arguments with one pending request, audited once', async () => {
+    const { h } = setup(open());
+    const ids = (await Promise.all(Array.from({ length: 8 }, () => requested(h, { target: 'prod' })))).map(idOf);
+    expect(new Set(ids).size).toBe(1);
+    // Asked again later: still the one; and arguments the input gate repairs to the same payload (7 → '7') find theirs too.
+    expect(idOf(await requested(h, { target: 'prod' }))).toBe(ids[0]);
+    const seven = idOf(await requested(h, { target: '7' }));
+    expect(idOf(await h.gateway.requestApproval(h.who('racer'), { tool: 'deploy', args: { target: 7 } as never }))).toBe(seven);
+    const pending = await h.gateway.listApprovals(h.who('approver-1'), { status: 'pending', limit: 100 });
+    expect(pending.map((a) => a.id).sort()).toEqual([ids[0], seven].sort());
+    expect(h.audit.records.filter((r) => r.event === 'approval_requested')).toHaveLength(2);
+  });
+
+  it('keeps distinct requests for other arguments and other principals, and counts a reused one once against the cap', async () => {
+    const { h } = setup(open());
+    const prod = idOf(await requested(h, { target: 'prod' }));
+    expect(idOf(await requested(h, { target: 'staging' }))).not.toBe(prod);
+    const other = await h.gateway.requestApproval(h.who('worker-1'), { tool: 'deploy', args: { target: 'prod' } });
+    expect(idOf(other)).not.toBe(prod);
+    for (let i = 2; i < MAX_PENDING_APPROVALS_PER_PRINCIPAL; i++) idOf(await requested(h, { target: `t${i}` }));
+    // At the cap a new payload is refused, but the one already waiting is still answered with its request.
+    expect((await requested(h, { target: 'one-too-many' })).ok).toBe(false);
+    expect(idOf(await requested(h, { target: 'prod' }))).toBe(prod);
+  });
+
+  it('makes a new request once the waiting one expired or was decided', async () => {
+    const { h } = setup(open());
+    const first = idOf(await requested(h, { target: 'prod' }));
+    h.clock.advance(h.deps.limits?.approvalTtlMs ?? 15 * 60_000);
+    const second = idOf(await requested(h, { target: 'prod' }));
+    expect(second).not.toBe(first);
+    await h.gateway.decideApproval(h.who('approver-1'), second, { approve: false });
+    const third = idOf(await requested(h, { target: 'prod' }));
+    expect([first, second]).not.toContain(third);
+  });
+});

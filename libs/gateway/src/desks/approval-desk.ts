@@ -140,14 +140,21 @@ export class ApprovalDesk {
     const { approvals, audit, clock, newId, approvalTtlMs } = this.needs;
     const manifest = toolOf(call).manifest;
     const now = clock.now();
-    let pending: number;
+    const digest = payloadDigestOf(call);
+    let open: readonly ApprovalRecord[];
     try {
       const records = await approvals.list(principal.tenant, { status: 'pending', requester: principal.id, limit: MAX_PENDING_APPROVALS_PER_PRINCIPAL });
       // Newest first with one TTL for all: if the newest are expired, so is everything older.
-      pending = records.filter((r) => r.tenant === principal.tenant && r.requester === principal.id && r.expiresAt > now).length;
+      open = records.filter((r) => r.tenant === principal.tenant && r.requester === principal.id && r.expiresAt > now);
     } catch {
       return { ok: false, denial: stateUnavailable('approval') };
     }
+    // The same payload already waiting (two concurrent first calls, an agent asking twice): one
+    // request for approvers to decide, not duplicates that each count against the cap. Its
+    // `approval_requested` record already says who asked for it; reusing it changes nothing.
+    const same = open.find((r) => r.payloadDigest === digest && r.tool === manifest.name && r.version === manifest.version);
+    if (same) return { ok: true, approval: await this.#view(same, new ReadBudget()) };
+    const pending = open.length;
     if (pending >= MAX_PENDING_APPROVALS_PER_PRINCIPAL) {
       return {
         ok: false,
@@ -167,7 +174,7 @@ export class ApprovalDesk {
       tool: manifest.name,
       version: manifest.version,
       args: call.args,
-      payloadDigest: payloadDigestOf(call),
+      payloadDigest: digest,
       createdAt: now,
       expiresAt: now + approvalTtlMs,
     };

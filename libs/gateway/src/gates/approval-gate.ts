@@ -78,6 +78,12 @@ function checkRecord(call: Call, record: ApprovalRecord | undefined, id: string,
   }
   switch (record.status) {
     case 'pending':
+      // Undecided and past its time it can never be decided: say so, or the caller waits on it forever.
+      if (now >= record.expiresAt) {
+        return deny('approval', 'APPROVAL_EXPIRED', `Approval '${shownId}' expired at ${new Date(record.expiresAt).toISOString()} without a decision.`, requestHint(call), {
+          payloadDigest: digest,
+        });
+      }
       return deny('approval', 'APPROVAL_REQUIRED', `Approval '${shownId}' is still pending.`, 'Wait until an approver has decided it, then call again.', {
         payloadDigest: digest,
         approvalId: record.id,
@@ -116,15 +122,23 @@ function checkRecord(call: Call, record: ApprovalRecord | undefined, id: string,
   return undefined;
 }
 
+/**
+ * How many of the caller's pending requests for one digest are looked at for one still open.
+ * Each has one TTL and is listed newest first, so the first unexpired one is among the newest.
+ */
+const PENDING_LOOKED_AT = 20;
+
 async function approvalRequired(call: Call, needs: ApprovalNeeds, digest: string): Promise<Denial> {
   const manifest = toolOf(call).manifest;
   const pending = await needs.approvals.list(call.principal.tenant, {
     status: 'pending',
     requester: call.principal.id,
     payloadDigest: digest,
-    limit: 1,
+    limit: PENDING_LOOKED_AT,
   });
-  const waiting = pending[0];
+  // The store keeps an expired request 'pending': naming one would send the caller to wait on it forever.
+  const now = needs.clock.now();
+  const waiting = pending.find((r) => r.tenant === call.principal.tenant && r.payloadDigest === digest && r.expiresAt > now);
   const selfFlagIgnored =
     call.request.selfApprove !== true
       ? ''
