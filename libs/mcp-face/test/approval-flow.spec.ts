@@ -8,6 +8,7 @@ import { RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMcpFace, MAX_HELD_PER_PRINCIPAL, SignedTokens, type McpFace } from '../src/index.js';
+import { MCP_URL as URL_, mcpPost } from './mcp-requests.js';
 import { realGateway } from './real-gateway.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
@@ -17,7 +18,6 @@ const approver: Principal = { id: 'boss', tenant: 'acme', roles: ['approver'] };
 /** Holds the approver role and calls tools too: it may still not decide its own request. */
 const selfish: Principal = { id: 'selfish', tenant: 'acme', roles: ['worker', 'approver'] };
 const outsider: Principal = { id: 'w', tenant: 'globex', roles: ['worker'] };
-const URL_ = 'http://127.0.0.1/mcp';
 const KEY = Buffer.alloc(32, 7);
 const ARGS = { expression: '2+3' };
 
@@ -289,15 +289,7 @@ describe('approvals over MCP (ADR 0050)', () => {
   it('a 2025-06-18 client (elicitation meant form mode then) gets the retry tool error, never an elicitation', async () => {
     const post = (body: object, session?: string) =>
       face.handle(
-        new Request(URL_, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            ...(session ? { 'mcp-protocol-version': '2025-06-18', 'mcp-session-id': session } : {}),
-          },
-          body: JSON.stringify(body),
-        }),
+        mcpPost(body, session ? { 'mcp-protocol-version': '2025-06-18', 'mcp-session-id': session } : {}),
         worker,
       );
     /** Every JSON-RPC message of an answer, whether it came as JSON or as an SSE stream. */
@@ -430,16 +422,8 @@ describe('a hostile requestState (2026-07-28 retry)', () => {
   /** A raw 2026-07-28 `tools/call`, as the 2.4 client sends it. */
   const post = (principal: Principal, params: Record<string, unknown>) =>
     face.handle(
-      new Request(URL_, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': String(params['name']),
-        },
-        body: JSON.stringify({
+      mcpPost(
+        {
           jsonrpc: '2.0',
           id: 1,
           method: 'tools/call',
@@ -452,8 +436,9 @@ describe('a hostile requestState (2026-07-28 retry)', () => {
               ...(params['_meta'] as object | undefined),
             },
           },
-        }),
-      }),
+        },
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': String(params['name']) },
+      ),
       principal,
     ).then(async (r) => (await r.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string } });
 
@@ -531,11 +516,7 @@ describe('a hostile requestState (2026-07-28 retry)', () => {
   it('a session id offered as requestState is refused (tokens are bound to their purpose)', async () => {
     await approvedState();
     const init = await face.handle(
-      new Request(URL_, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
-      }),
+      mcpPost({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
       worker,
     );
     const session = init.headers.get('mcp-session-id');

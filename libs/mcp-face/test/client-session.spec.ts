@@ -7,12 +7,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PendingElicitations } from '../src/approval-flow.js';
 import { CALLER_KEY, LegacySessions } from '../src/client-session.js';
 import { callerOf, capabilitySubset, createMcpFace, SignedTokens, type McpFace } from '../src/index.js';
+import { MCP_URL as URL_, mcpPost } from './mcp-requests.js';
 import { realGateway } from './real-gateway.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
 const planner: Principal = { id: 'p', tenant: 'acme', roles: ['planner'] };
 const twin: Principal = { id: 'w', tenant: 'globex', roles: ['worker'] };
-const URL_ = 'http://127.0.0.1/mcp';
 const KEY = Buffer.alloc(32, 3);
 
 describe('callerOf', () => {
@@ -145,16 +145,7 @@ describe('2025-era sessions through the face (ADR 0051)', () => {
 
   const post = (principal: Principal, body: object, session?: string) =>
     face.handle(
-      new Request(URL_, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-11-25',
-          ...(session === undefined ? {} : { 'mcp-session-id': session }),
-        },
-        body: JSON.stringify(body),
-      }),
+      mcpPost(body, { 'mcp-protocol-version': '2025-11-25', ...(session === undefined ? {} : { 'mcp-session-id': session }) }),
       principal,
     );
   const initialize = async (principal: Principal) => {

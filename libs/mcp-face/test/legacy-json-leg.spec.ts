@@ -4,39 +4,19 @@ import { calculatorTool } from '@toolgate/tool-calculator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMcpFace, type McpFace } from '../src/index.js';
 import { answerableAsJson } from '../src/legacy-json-leg.js';
+import { MCP_URL, mcpPost } from './mcp-requests.js';
 import { realGateway } from './real-gateway.js';
+import { slowTool } from './slow-tool.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
-const URL_ = 'http://127.0.0.1/mcp';
 const KEY = new Uint8Array(32).fill(7);
-
-/** A tool that runs until its signal fires, so a test can see a disconnect reach it. */
-function slowTool(stopped: { at?: number }): ToolDefinition {
-  return {
-    manifest: { ...calculatorTool.manifest, name: 'slow', description: 'Waits until cancelled.', timeoutMs: 10_000, input: { type: 'object', properties: {}, additionalProperties: false } },
-    handler: {
-      invoke: (_args, ctx) =>
-        new Promise((_resolve, reject) => {
-          ctx.signal.addEventListener('abort', () => {
-            stopped.at = Date.now();
-            reject(new Error('aborted'));
-          });
-        }),
-    },
-  };
-}
 
 function gatewayWith(tools: ToolDefinition[], audit: RecordingAuditSink) {
   return realGateway({ tools, principals: [worker], roles: { worker: ['*'] }, audit, tmpPrefix: 'toolgate-legacy-json-' });
 }
 
 const call = (params: Record<string, unknown>, id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params });
-const post = (headers: Record<string, string> = {}, signal?: AbortSignal) =>
-  new Request(URL_, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
-    ...(signal ? { signal } : {}),
-  });
+const post = (headers: Record<string, string> = {}, signal?: AbortSignal) => mcpPost(undefined, { 'mcp-protocol-version': '2025-06-18', ...headers }, signal);
 
 describe('which 2025-era requests may be answered as one JSON body', () => {
   const plain = call({ name: 'calculator', arguments: { expression: '1+1' } });
@@ -73,7 +53,7 @@ describe('which 2025-era requests may be answered as one JSON body', () => {
   });
 
   it('never for a GET', () => {
-    expect(answerableAsJson(new Request(URL_), plain, undefined)).toBe(false);
+    expect(answerableAsJson(new Request(MCP_URL), plain, undefined)).toBe(false);
   });
 });
 

@@ -6,27 +6,12 @@ import { RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMcpFace, type McpFace } from '../src/index.js';
+import { MCP_URL as URL_, mcpPost } from './mcp-requests.js';
 import { realGateway } from './real-gateway.js';
+import { slowTool } from './slow-tool.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
 const planner: Principal = { id: 'p', tenant: 'acme', roles: ['planner'] };
-const URL_ = 'http://127.0.0.1/mcp';
-
-/** A tool that runs until its signal fires, so a test can see cancellation reach it. */
-function slowTool(stopped: { at?: number }): ToolDefinition {
-  return {
-    manifest: { ...calculatorTool.manifest, name: 'slow', description: 'Waits until cancelled.', timeoutMs: 10_000, input: { type: 'object', properties: {}, additionalProperties: false } },
-    handler: {
-      invoke: (_args, ctx) =>
-        new Promise((_resolve, reject) => {
-          ctx.signal.addEventListener('abort', () => {
-            stopped.at = Date.now();
-            reject(new Error('aborted'));
-          });
-        }),
-    },
-  };
-}
 
 /** `count` copies of the calculator under other names: a catalogue larger than one page. */
 function manyTools(count: number): ToolDefinition[] {
@@ -183,11 +168,7 @@ describe('the MCP face over a real gateway', () => {
     it('cancels its call through the disconnect signal the transport passes, even when the Request carries none', async () => {
       const disconnected = new AbortController();
       const answer = face.handle(
-        new Request(URL_, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'slow', arguments: {} } }),
-        }),
+        mcpPost({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'slow', arguments: {} } }, { 'mcp-protocol-version': '2025-11-25' }),
         worker,
         disconnected.signal,
       );
@@ -205,16 +186,10 @@ describe('the MCP face over a real gateway', () => {
     /** A 2025-era `notifications/cancelled` POST naming `requestId`, sent as `principal`. */
     const cancel = (principal: Principal, requestId: unknown, session?: string) =>
       face.handle(
-        new Request(URL_, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': '2025-11-25',
-            ...(session ? { 'mcp-session-id': session } : {}),
-          },
-          body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'hostile' } }),
-        }),
+        mcpPost(
+          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'hostile' } },
+          { 'mcp-protocol-version': '2025-11-25', ...(session ? { 'mcp-session-id': session } : {}) },
+        ),
         principal,
       );
 
