@@ -1,8 +1,8 @@
 import type { ApprovalStore } from '@toolgate/contracts';
 import { MemoryApprovalStore } from '@toolgate/adapter-store-memory';
 import { describe, expect, it } from 'vitest';
-import { GatewayError, argsDigest } from '../src/index.js';
-import { denialOf, harness, testTool } from './harness.js';
+import { argsDigest } from '../src/index.js';
+import { denialOf, harness, testTool, thrown } from './harness.js';
 
 const TS = new Date(Date.UTC(2030, 0, 1, 12, 0, 0)).toISOString();
 const TTL_MS = 15 * 60 * 1000;
@@ -34,15 +34,6 @@ async function requested(h: H, requester = 'worker-1', args: Record<string, unkn
   const result = await h.gateway.requestApproval(h.who(requester), { tool: 'deploy', args: args as never });
   if (!result.ok) throw new Error(JSON.stringify(result.denial));
   return result.approval;
-}
-
-async function thrown(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(GatewayError);
-  return error as GatewayError;
 }
 
 /** ADR 0020: approval requests and decisions are audit records, written before they take effect. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError, payloadDigest } from '../src/index.js';
-import { denialOf, harness, testTool } from './harness.js';
+import { payloadDigest } from '../src/index.js';
+import { denialOf, harness, testTool, thrown } from './harness.js';
 
 function deployTool(risk: 'medium' | 'high' | 'critical' = 'high') {
   return testTool({
@@ -26,15 +26,6 @@ async function approved(h: ReturnType<typeof setup>['h'], requester: string, arg
   const requested = await h.gateway.requestApproval(h.who(requester), { tool: 'deploy', args: args as never });
   if (!requested.ok) throw new Error(JSON.stringify(requested.denial));
   return h.gateway.decideApproval(h.who(approver), requested.approval.id, { approve: true, reason: 'looks fine' });
-}
-
-async function thrown(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(GatewayError);
-  return error as GatewayError;
 }
 
 describe('gate 7: approval', () => {

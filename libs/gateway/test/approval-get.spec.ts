@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { APPROVAL_FILES_NOTE, GatewayError } from '../src/index.js';
-import { harness, testTool } from './harness.js';
+import { APPROVAL_FILES_NOTE } from '../src/index.js';
+import { harness, testTool, thrown } from './harness.js';
 
 function setup() {
   const tool = testTool({
@@ -16,15 +16,6 @@ async function requested(h: ReturnType<typeof setup>, requester: string, target:
   const result = await h.gateway.requestApproval(h.who(requester), { tool: 'deploy', args: { target } });
   if (!result.ok) throw new Error(JSON.stringify(result.denial));
   return result.approval.id;
-}
-
-async function thrown(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(GatewayError);
-  return error as GatewayError;
 }
 
 describe('approvals: get one by id', () => {

@@ -3,8 +3,8 @@ import { MemoryApprovalStore } from '@toolgate/adapter-store-memory';
 import { describe, expect, it } from 'vitest';
 // Internal: the desk's cap and refusal text are not exported, and the tests compare against them.
 import { APPROVAL_REQUEST_REFUSED, MAX_PENDING_APPROVALS_PER_PRINCIPAL } from '../src/desks/approval-desk.js';
-import { GatewayError, argsDigest } from '../src/index.js';
-import { denialOf, harness, testTool } from './harness.js';
+import { argsDigest } from '../src/index.js';
+import { denialOf, harness, testTool, thrown } from './harness.js';
 
 const TS = new Date(Date.UTC(2030, 0, 1, 12, 0, 0)).toISOString();
 
@@ -19,15 +19,6 @@ function setup(approvals?: ApprovalStore) {
   const ask = (who: string, tool: string, args: JsonObject, version?: string) =>
     h.gateway.requestApproval(h.who(who), { tool, args, ...(version === undefined ? {} : { version }) });
   return { h, ask };
-}
-
-async function thrown(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(GatewayError);
-  return error as GatewayError;
 }
 
 const last = (records: readonly AuditRecord[]) => records[records.length - 1];

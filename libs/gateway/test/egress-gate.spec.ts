@@ -1,7 +1,6 @@
 import { EgressDeniedError, type HttpClient, type HttpRequest, type HttpResponse, type JsonObject, type ToolContext } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../src/index.js';
-import { denialOf, harness, ROLES, testTool } from './harness.js';
+import { denialOf, harness, ROLES, testTool, thrown } from './harness.js';
 
 class RecordingHttp implements HttpClient {
   readonly requests: HttpRequest[] = [];
@@ -141,15 +140,6 @@ describe('gate 8: egress', () => {
 });
 
 describe('egress settings', () => {
-  async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-    const error = await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(GatewayError);
-    return error as GatewayError;
-  }
-
   it('lets any role read its own tenant effective settings, defaulting to the boot ones', async () => {
     const { h } = setup({ bootEgress: { enabled: true, allowAny: false, hosts: ['example.com'] } });
     expect(await h.gateway.getEgress(h.who('planner-1'))).toEqual({ enabled: true, allowAny: false, hosts: ['example.com'] });
@@ -157,8 +147,8 @@ describe('egress settings', () => {
 
   it('lets only operators change settings, normalising and de-duplicating hosts', async () => {
     const { h } = setup();
-    expect((await refusal(h.gateway.setEgress(h.who('worker-1'), { enabled: true, allowAny: false, hosts: [] }))).code).toBe('FORBIDDEN');
-    expect((await refusal(h.gateway.allowEgressHost(h.who('approver-1'), 'example.com'))).code).toBe('FORBIDDEN');
+    expect((await thrown(h.gateway.setEgress(h.who('worker-1'), { enabled: true, allowAny: false, hosts: [] }))).code).toBe('FORBIDDEN');
+    expect((await thrown(h.gateway.allowEgressHost(h.who('approver-1'), 'example.com'))).code).toBe('FORBIDDEN');
     const saved = await h.gateway.setEgress(h.who('boss'), { enabled: true, allowAny: false, hosts: ['Example.COM.', 'example.com', '[::1]'] });
     expect(saved).toEqual({ enabled: true, allowAny: false, hosts: ['example.com', '::1'] });
     expect(await h.gateway.getEgress(h.who('worker-1'))).toEqual(saved);
@@ -166,11 +156,11 @@ describe('egress settings', () => {
 
   it('refuses malformed settings with a specific message', async () => {
     const { h } = setup();
-    const bad = await refusal(h.gateway.setEgress(h.who('boss'), { enabled: true, allowAny: false, hosts: ['ok.test', 'https://x.test/'] }));
+    const bad = await thrown(h.gateway.setEgress(h.who('boss'), { enabled: true, allowAny: false, hosts: ['ok.test', 'https://x.test/'] }));
     expect(bad.code).toBe('INVALID');
     expect(bad.message).toMatch(/^hosts\[1\]: 'https:\/\/x.test\/' is a URL/);
-    expect((await refusal(h.gateway.setEgress(h.who('boss'), { enabled: 'yes', allowAny: false, hosts: [] } as never))).code).toBe('INVALID');
-    expect((await refusal(h.gateway.allowEgressHost(h.who('boss'), '*.example.com'))).message).toContain('wildcard');
+    expect((await thrown(h.gateway.setEgress(h.who('boss'), { enabled: 'yes', allowAny: false, hosts: [] } as never))).code).toBe('INVALID');
+    expect((await thrown(h.gateway.allowEgressHost(h.who('boss'), '*.example.com'))).message).toContain('wildcard');
   });
 
   it('enables egress when a host is allowed, starting from the boot settings', async () => {
@@ -183,6 +173,6 @@ describe('egress settings', () => {
     h.settings.getEgress = async () => {
       throw new Error('x');
     };
-    expect((await refusal(h.gateway.getEgress(h.who('worker-1')))).code).toBe('UNAVAILABLE');
+    expect((await thrown(h.gateway.getEgress(h.who('worker-1')))).code).toBe('UNAVAILABLE');
   });
 });

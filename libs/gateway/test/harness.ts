@@ -18,7 +18,8 @@ import { LiteralDirectory, ManualClock, RecordingAuditSink, type RoleConfig } fr
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
-import { Gateway, ToolRegistry, type GatewayDeps } from '../src/index.js';
+import { expect } from 'vitest';
+import { Gateway, GatewayError, ToolRegistry, type GatewayDeps } from '../src/index.js';
 
 /** A tool whose handler counts its calls and does what the test says. */
 export interface TestTool extends ToolDefinition {
@@ -157,4 +158,14 @@ export function harness(options: HarnessOptions = {}) {
 export function denialOf(result: { ok: boolean; denial?: unknown }) {
   if (result.ok) throw new Error(`expected a denial, got ${JSON.stringify(result)}`);
   return (result as { denial: import('@toolgate/contracts').Denial }).denial;
+}
+
+/** Asserts the promise rejects with a `GatewayError` (not a crash of another kind) and returns it for assertions. */
+export async function thrown(promise: Promise<unknown>): Promise<GatewayError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(GatewayError);
+  return error as GatewayError;
 }

@@ -1,20 +1,9 @@
 import type { ToolManifest } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
 import { toMcpTool, toolHints, toolTitle } from '../src/registry/tool-exports.js';
+import { manifestOf } from './manifests.js';
 
-const base: ToolManifest = {
-  name: 'x',
-  version: '1.0.0',
-  description: 'd',
-  provenance: 'first-party',
-  risk: 'low',
-  permissions: [],
-  input: { type: 'object', properties: {}, additionalProperties: false },
-  output: { type: 'object' },
-  tier: 'inprocess',
-  timeoutMs: 1000,
-};
-const m = (over: Partial<ToolManifest>): ToolManifest => ({ ...base, ...over });
+const m = (over: Partial<ToolManifest>): ToolManifest => manifestOf({ name: 'x', description: 'd', ...over });
 
 describe('the risk → annotations mapping (ADR 0049)', () => {
   it.each([

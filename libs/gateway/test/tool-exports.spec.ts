@@ -1,4 +1,4 @@
-import type { JsonObject, JsonSchema, ToolManifest } from '@toolgate/contracts';
+import type { JsonObject, JsonSchema } from '@toolgate/contracts';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { describe, expect, it } from 'vitest';
 import {
@@ -15,6 +15,7 @@ import {
   type VendorFormat,
 } from '../src/registry/tool-exports.js';
 import { compileSchema } from '../src/schema/schema-compiler.js';
+import { manifestOf } from './manifests.js';
 
 const VENDORS: readonly VendorFormat[] = ['openai', 'anthropic', 'mcp'];
 // The vendors' rules as their documentation states them (ADR 0053), written out here rather than
@@ -27,22 +28,7 @@ const VENDOR_RULES: Record<VendorFormat, RegExp> = {
 /** What the API accepts as a tool name in `tools.invoke` (libs/api schemas): an alias must be sendable. */
 const CALLABLE = /^[a-z][a-z0-9_]{0,127}$/;
 
-function manifest(over: Partial<ToolManifest> & { name: string }): ToolManifest {
-  return {
-    version: '1.0.0',
-    description: `Does ${over.name}.`,
-    provenance: 'first-party',
-    risk: 'low',
-    permissions: [],
-    input: { type: 'object', properties: {}, additionalProperties: false },
-    output: { type: 'object' },
-    tier: 'inprocess',
-    timeoutMs: 1000,
-    ...over,
-  };
-}
-
-const calculator = manifest({
+const calculator = manifestOf({
   name: 'calculator',
   description: 'Evaluates an arithmetic expression.',
   input: { type: 'object', properties: { expression: { type: 'string', maxLength: 1000 } }, required: ['expression'], additionalProperties: false },
@@ -108,7 +94,7 @@ describe('the golden definition of one first-party tool, per vendor', () => {
   });
 
   it('keeps the order tools.list shows and every visible tool, none more', () => {
-    const tools = [manifest({ name: 'b_tool' }), manifest({ name: 'a_tool' }), manifest({ name: 'c_tool' })];
+    const tools = [manifestOf({ name: 'b_tool' }), manifestOf({ name: 'a_tool' }), manifestOf({ name: 'c_tool' })];
     expect(exportTools(tools, 'openai', nobody).tools.map((t) => t.function.name)).toEqual(['b_tool', 'a_tool', 'c_tool']);
     expect(exportTools(tools, 'anthropic', nobody).tools.map((t) => t.name)).toEqual(['b_tool', 'a_tool', 'c_tool']);
     expect(exportTools([], 'mcp', nobody).tools).toEqual([]);
@@ -308,7 +294,7 @@ describe('closed schemas: every object an agent may send is additionalProperties
   });
 
   it('closes an ignoreUnknownArgs manifest, which drops unknown arguments, in every vendor format', () => {
-    const open = manifest({ name: 'web_search', ignoreUnknownArgs: true, input: { type: 'object', properties: { query: { type: 'string' } } } });
+    const open = manifestOf({ name: 'web_search', ignoreUnknownArgs: true, input: { type: 'object', properties: { query: { type: 'string' } } } });
     const exported = exportTools([open], 'openai', nobody).tools[0]!;
     expect(exported.function.parameters).toEqual({ type: 'object', properties: { query: { type: 'string' } }, additionalProperties: false });
     expect(exportTools([open], 'anthropic', nobody).tools[0]!.input_schema).toEqual(exported.function.parameters);
@@ -318,7 +304,7 @@ describe('closed schemas: every object an agent may send is additionalProperties
   });
 
   it('copies rather than shares: the export is frozen and the manifest keeps its own objects', () => {
-    const m = manifest({ name: 'x', input: nested });
+    const m = manifestOf({ name: 'x', input: nested });
     const schema = toMcpTool(m).inputSchema as JsonObject;
     expect(Object.isFrozen(schema)).toBe(true);
     expect(Object.isFrozen(schema['properties'])).toBe(true);
@@ -337,7 +323,7 @@ describe('closed schemas: every object an agent may send is additionalProperties
   it('withholds a tool whose schema is nested far beyond any the registry admits, naming why, and exports the rest', () => {
     let deep: JsonSchema = { type: 'string' };
     for (let i = 0; i < 200; i++) deep = { type: 'object', properties: { d: deep as JsonObject } };
-    const result = exportTools([manifest({ name: 'deep', input: deep }), calculator], 'openai', nobody);
+    const result = exportTools([manifestOf({ name: 'deep', input: deep }), calculator], 'openai', nobody);
     expect(result.tools.map((t) => t.function.name)).toEqual(['calculator']);
     expect(result.withheld).toEqual([{ tool: 'deep', reason: 'the schema is nested too deeply to export' }]);
   });
@@ -422,7 +408,7 @@ describe('the alias plan: collision-free or withheld', () => {
   const long = (tail: string) => `files__${'q'.repeat(60)}${tail}`;
 
   it('exports a long name under its alias in openai and anthropic and under its own name in mcp, saying the mapping', () => {
-    const tool = manifest({ name: long('a'), provenance: 'mcp:files', risk: 'medium' });
+    const tool = manifestOf({ name: long('a'), provenance: 'mcp:files', risk: 'medium' });
     const openai = exportTools([calculator, tool], 'openai', nobody);
     expect(openai.tools.map((t) => t.function.name)).toEqual(['calculator', aliasOf(tool.name)]);
     expect(openai.aliases).toEqual([{ alias: aliasOf(tool.name), tool: tool.name }]);
@@ -433,7 +419,7 @@ describe('the alias plan: collision-free or withheld', () => {
   });
 
   it('withholds a tool whose alias is a registered tool\'s real name (the real name wins on lookup)', () => {
-    const tool = manifest({ name: long('b') });
+    const tool = manifestOf({ name: long('b') });
     const squatter = aliasOf(tool.name);
     const result = exportTools([tool, calculator], 'openai', (n) => n === squatter);
     expect(result.tools.map((t) => t.function.name)).toEqual(['calculator']);
