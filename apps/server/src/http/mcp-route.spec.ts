@@ -1,6 +1,6 @@
 import { mkdtempSync } from 'node:fs';
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import type { Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
@@ -9,9 +9,10 @@ import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
 import type { Principal, TenantPolicy, ToolDefinition } from '@toolgate/contracts';
 import { Gateway, ToolRegistry } from '@toolgate/gateway';
 import { createMcpFace, type McpFace } from '@toolgate/mcp-face';
-import { LiteralDirectory, RecordingAuditSink, threadSchedule } from '@toolgate/testing';
+import { LiteralDirectory, RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { healthMs, serveBesideHealthz } from '../../test/slow-reader-server.js';
 import { serveMcp } from './mcp-route.js';
 
 const STALL_MS = 300;
@@ -47,27 +48,9 @@ function gatewayWith(audit: RecordingAuditSink): Gateway {
   });
 }
 
-/** What the server saw of one `/mcp` response: when it closed after the request began, and whether it was complete. */
-type Closed = Promise<{ readonly afterMs: number; readonly finished: boolean }>;
-
-/** A real node:http server: `/healthz` answered at once, `/mcp` by the route over a real face and gateway, as `worker`. */
-async function serve(face: McpFace): Promise<{ server: Server; port: number; closed: Closed[]; responses: ServerResponse[] }> {
-  const closed: Closed[] = [];
-  const responses: ServerResponse[] = [];
-  const server = createServer((req, res) => {
-    if (req.url === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"ok":true}');
-      return;
-    }
-    const started = performance.now();
-    responses.push(res);
-    closed.push(new Promise((resolve) => res.once('close', () => resolve({ afterMs: performance.now() - started, finished: res.writableFinished }))));
-    void serveMcp(req, res, new URL(req.url ?? '/', 'http://127.0.0.1'), worker, { face, maxBodyBytes: 1 << 20, headers: {}, writeStallMs: STALL_MS });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as AddressInfo).port, closed, responses };
-}
+/** A server beside `/healthz` whose other requests go to the route over a real face and gateway, as `worker`. */
+const serve = (face: McpFace) =>
+  serveBesideHealthz((req, res) => void serveMcp(req, res, new URL(req.url ?? '/', 'http://127.0.0.1'), worker, { face, maxBodyBytes: 1 << 20, headers: {}, writeStallMs: STALL_MS }));
 
 const ERAS = {
   '2025-06-18 (an event-stream answer)': { version: '2025-06-18', meta: {} },
@@ -106,16 +89,6 @@ function callAndStopReading(port: number, era: (typeof ERAS)[keyof typeof ERAS])
   });
 }
 
-/** `/healthz` on the same server, less the time the box kept this thread (server and client share it) off a CPU. */
-async function healthMs(port: number): Promise<number> {
-  const started = performance.now();
-  const waited = threadSchedule().waitedMs;
-  const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-  expect(res.status).toBe(200);
-  await res.text();
-  return performance.now() - started - (threadSchedule().waitedMs - waited);
-}
-
 describe('MCP route: slow readers (a client that stops reading its answer)', () => {
   let audit: RecordingAuditSink;
   let face: McpFace;
@@ -134,16 +107,16 @@ describe('MCP route: slow readers (a client that stops reading its answer)', () 
 
   for (const [name, era] of Object.entries(ERAS)) {
     it(`${name}: the stalled answer is destroyed within the bound, /healthz keeps answering, and the call's audit is whole`, async () => {
-      const { server, port, closed, responses } = await serve(face);
+      const { server, port, served } = await serve(face);
       open = { server, sockets: [] };
       await healthMs(port);
       open.sockets.push(await callAndStopReading(port, era));
-      await expect.poll(() => closed.length).toBe(1);
+      await expect.poll(() => served.length).toBe(1);
       // Probe while the write is held up (the answer made, the buffers full), not while the call computes it.
-      await expect.poll(() => responses[0]!.writableNeedDrain || responses[0]!.destroyed, { timeout: 10_000 }).toBe(true);
+      await expect.poll(() => served[0]!.res.writableNeedDrain || served[0]!.res.destroyed, { timeout: 10_000 }).toBe(true);
       const times: number[] = [];
       let settled = false;
-      const answer = closed[0]!.finally(() => (settled = true));
+      const answer = served[0]!.closed.finally(() => (settled = true));
       while (!settled || times.length < 2) {
         times.push(await healthMs(port));
         await new Promise((resolve) => setTimeout(resolve, 50));

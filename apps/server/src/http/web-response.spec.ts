@@ -1,39 +1,15 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
-import { threadSchedule } from '@toolgate/testing';
+import type { Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { healthMs, serveBesideHealthz } from '../../test/slow-reader-server.js';
 import { writeWebResponse } from './web-response.js';
 
 const STALL_MS = 300;
 /** More than loopback's socket buffers on both ends hold (about 4 MB here), so a client that stops reading stalls the writer. */
 const BEYOND_BUFFERS = 24 * 1024 * 1024;
 
-/** What the server saw of one response: when it closed, and whether it was complete. */
-interface Served {
-  readonly closed: Promise<{ readonly afterMs: number; readonly finished: boolean }>;
-}
-
-/**
- * A real node:http server that answers `/healthz` at once and everything else with the web
- * `Response` the test makes, through `writeWebResponse`.
- */
-async function serve(answer: () => Response): Promise<{ server: Server; port: number; served: Served[] }> {
-  const served: Served[] = [];
-  const server = createServer((req, res) => {
-    if (req.url === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"ok":true}');
-      return;
-    }
-    const started = performance.now();
-    served.push({
-      closed: new Promise((resolve) => res.once('close', () => resolve({ afterMs: performance.now() - started, finished: res.writableFinished }))),
-    });
-    void writeWebResponse(res as ServerResponse, answer(), { 'x-extra': 'yes' }, STALL_MS);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as AddressInfo).port, served };
-}
+/** A server beside `/healthz` that answers every other request with the web `Response` the test makes, through `writeWebResponse`. */
+const serve = (answer: () => Response) => serveBesideHealthz((_req, res) => void writeWebResponse(res, answer(), { 'x-extra': 'yes' }, STALL_MS));
 
 /** A raw client that sends one GET and then reads `readBytes` at most before it stops reading. */
 function stoppingClient(port: number, readBytes: number): Promise<Socket> {
@@ -76,12 +52,7 @@ function endlessEvents(): { response: Response; state: { produced: number; cance
 async function healthWhile(port: number, count: number): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < count; i++) {
-    const started = performance.now();
-    const waited = threadSchedule().waitedMs;
-    const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-    expect(res.status).toBe(200);
-    await res.text();
-    times.push(performance.now() - started - (threadSchedule().waitedMs - waited));
+    times.push(await healthMs(port));
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return times;
