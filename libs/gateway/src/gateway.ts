@@ -16,7 +16,7 @@ import type {
 import { payloadDigestOf } from './audit/call-digests.js';
 import { newCall, type Call } from './call.js';
 import { deny } from './denials/deny.js';
-import { ApprovalDesk, type ApprovalRequestResult, type ApprovalView } from './desks/approval-desk.js';
+import { ApprovalDesk, type ApprovalReadOptions, type ApprovalRequestResult, type ApprovalView } from './desks/approval-desk.js';
 import { AuditAccess, type TenantAuditReport } from './desks/audit-access.js';
 import { EgressSettingsDesk } from './desks/egress-settings-desk.js';
 import { GatePipeline, type PipelineWiring } from './gate-pipeline.js';
@@ -148,9 +148,10 @@ export class Gateway {
    * One approval by id, visible as in `listApprovals`: approvers and operators see their tenant's,
    * everyone else only their own. Another tenant's id (or another requester's, to a requester) is
    * `undefined`, the same as an unknown id. Throws `GatewayError` (`INVALID`, `UNAVAILABLE`).
+   * `{ namedFiles: false }` reads the status without reading the workspace files it names.
    */
-  getApproval(principal: Principal, id: string): Promise<ApprovalView | undefined> {
-    return this.#approvals.get(principal, id);
+  getApproval(principal: Principal, id: string, options?: ApprovalReadOptions): Promise<ApprovalView | undefined> {
+    return this.#approvals.get(principal, id, options);
   }
 
   /** Approves or denies a pending request (approver role, same tenant). Throws `GatewayError`. */

@@ -26,7 +26,7 @@ export {
   type VendorFormat,
   type WithheldTool,
 } from './registry/tool-exports.js';
-export type { ApprovalRequestResult, ApprovalView } from './desks/approval-desk.js';
+export type { ApprovalReadOptions, ApprovalRequestResult, ApprovalView } from './desks/approval-desk.js';
 export { APPROVAL_FILES_NOTE, NAMED_FILE_LIMITS, type NamedFile } from './desks/named-files.js';
 export type { TenantAuditReport } from './desks/audit-access.js';
 export { MAX_ARGS_DEPTH, MAX_ARGS_VALUES, jsonBoundsProblem, maxValuesWithin, nestedWithin, type JsonBounds, type JsonBoundsProblem } from './schema/nesting.js';

@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
+import type { TenantWorkspaces } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
 import { APPROVAL_FILES_NOTE, NAMED_FILE_LIMITS, type ApprovalView } from '../src/index.js';
 import { harness, testTool } from './harness.js';
@@ -193,5 +195,51 @@ describe('symlink swap races', () => {
     const approval = await request('git', { args: ['add', path, 'notes.txt'] });
     expect(approval.namedFiles).toEqual([{ path: 'notes.txt', sha256: sha('ok'), bytes: 2 }]);
     expect(JSON.stringify(await listed(approval.id))).not.toContain(sha('host secret'));
+  });
+});
+
+describe('status-only approval reads (CPU and disk amplification by polling)', () => {
+  /** The real workspaces, counting how often the desk asks for the directory it reads named files from. */
+  function counted() {
+    const bash = testTool({ name: 'bash', risk: 'high', input: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'], additionalProperties: false } });
+    const git = testTool({ name: 'git', risk: 'high', input: { type: 'object', properties: { args: { type: 'array', items: { type: 'string' } } }, required: ['args'], additionalProperties: false } });
+    const root = mkdtempSync(join(tmpdir(), 'toolgate-gw-status-'));
+    const real = new FsTenantWorkspaces(root);
+    const seen = { prepared: 0 };
+    const workspaces: TenantWorkspaces = {
+      created: (tenant) => real.created(tenant),
+      prepare: (tenant) => {
+        seen.prepared++;
+        return real.prepare(tenant);
+      },
+    };
+    const h = harness({ tools: [bash, git], deps: { workspaces } });
+    mkdirSync(join(root, 'acme', 'scripts'), { recursive: true });
+    return { h, seen, workspace: join(root, 'acme') };
+  }
+
+  it.each([
+    ['bash', { command: 'scripts/deploy.sh' }],
+    ['git', { args: ['add', '--', 'scripts/deploy.sh', 'notes.txt'] }],
+  ] as const)('reads the status of a pending %s approval without opening the workspace, as often as it is polled', async (tool, args) => {
+    const { h, seen, workspace } = counted();
+    writeFileSync(join(workspace, 'scripts', 'deploy.sh'), 'echo safe\n');
+    writeFileSync(join(workspace, 'notes.txt'), 'v1\n');
+    const requested = await h.gateway.requestApproval(h.who('worker-1'), { tool, args: args as never });
+    if (!requested.ok) throw new Error(JSON.stringify(requested.denial));
+    const id = requested.approval.id;
+    seen.prepared = 0;
+    for (let i = 0; i < 20; i++) {
+      const status = await h.gateway.getApproval(h.who('worker-1'), id, { namedFiles: false });
+      expect(status).toMatchObject({ id, status: 'pending', note: APPROVAL_FILES_NOTE });
+      expect(status?.namedFiles).toBeUndefined();
+    }
+    expect(seen.prepared).toBe(0);
+    // An approved one is read the same way; a person's read still shows the files as they are now.
+    await h.gateway.decideApproval(h.who('approver-1'), id, { approve: true });
+    expect((await h.gateway.getApproval(h.who('worker-1'), id, { namedFiles: false }))?.status).toBe('approved');
+    expect(seen.prepared).toBe(0);
+    expect((await h.gateway.getApproval(h.who('approver-1'), id))?.namedFiles?.[0]).toEqual({ path: 'scripts/deploy.sh', sha256: sha('echo safe\n'), bytes: 10 });
+    expect(seen.prepared).toBe(1);
   });
 });

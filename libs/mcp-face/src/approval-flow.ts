@@ -1,5 +1,5 @@
 import { inputRequired, inputResponse, ProtocolError, ProtocolErrorCode, type InputRequiredResult, type JSONRPCMessage } from '@modelcontextprotocol/server';
-import type { ApprovalRecord, Denial, InvokeOptions, InvokeRequest, InvokeResult, JsonObject, JsonValue, Principal } from '@toolgate/contracts';
+import type { ApprovalRecord, Clock, Denial, InvokeOptions, InvokeRequest, InvokeResult, JsonObject, JsonValue, Principal } from '@toolgate/contracts';
 import { randomKey, SERVER_REQUEST_ID_PREFIX, type CallerClient } from './client-session.js';
 import { denialResult, denialText, type ToolCallResult } from './denial-result.js';
 import type { McpFaceGateway } from './face-gateway.js';
@@ -111,6 +111,8 @@ export interface ApprovalFlowOptions {
   /** 0 never holds a call. */
   readonly waitMs: number;
   readonly elicitations: PendingElicitations;
+  /** What an approval's `expiresAt` is compared with: the gateway's clock (the wall clock by default). */
+  readonly clock?: Clock;
 }
 
 /** What a `tools/call` carries into the flow besides its arguments. */
@@ -136,7 +138,9 @@ interface Waiting {
 }
 
 /** Why a hold ended. */
-type HoldEnd = 'decided' | 'pending' | 'expired' | 'missing' | 'aborted' | 'unavailable' | 'declined' | 'dismissed' | 'unshown';
+type HoldEnd = 'decided' | 'pending' | 'busy' | 'expired' | 'missing' | 'aborted' | 'unavailable' | 'declined' | 'dismissed' | 'unshown';
+
+const WALL_CLOCK: Clock = { now: () => Date.now() };
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -161,9 +165,11 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  */
 export class ApprovalFlow {
   readonly #held = new Map<string, number>();
+  readonly #clock: Clock;
 
   constructor(private readonly options: ApprovalFlowOptions) {
     if (!Number.isInteger(options.waitMs) || options.waitMs < 0) throw new RangeError(`approvalWaitMs must be a non-negative integer (got ${options.waitMs})`);
+    this.#clock = options.clock ?? WALL_CLOCK;
   }
 
   /** One `tools/call`: the gateway's result, or the approval exchange that stands in for it. */
@@ -188,11 +194,16 @@ export class ApprovalFlow {
     return { kind: 'answer', result: this.#retryLater(result.callId, request.tool, waiting, 'none') };
   }
 
-  /** The pending request the denial names, or a new one for the same payload. */
+  /** The pending, unexpired request the denial names, or a new one for the same payload. */
   async #waitingFor(principal: Principal, request: InvokeRequest, denial: Denial): Promise<Waiting | { denial: Denial; callId?: string }> {
     const named = denial.data?.['approvalId'];
     const digest = denial.data?.['payloadDigest'];
-    if (typeof named === 'string' && typeof digest === 'string') return { approvalId: named, digest };
+    if (typeof named === 'string' && typeof digest === 'string') {
+      // Pointing a client at a request that expired (or went) meanwhile would have it wait on what nobody can
+      // decide; one decided meanwhile, or a store that cannot be read, is left to the hold to find.
+      const seen = await this.#peek(principal, named);
+      if (seen !== 'expired' && seen !== 'missing') return { approvalId: named, digest };
+    }
     const version = request.version ?? this.options.gateway.listTools(principal).find((t) => t.name === request.tool)?.version;
     const asked = await this.options.gateway.requestApproval(principal, { tool: request.tool, ...(version === undefined ? {} : { version }), args: request.args });
     if (!asked.ok) return asked.callId === undefined ? { denial: asked.denial } : { denial: asked.denial, callId: asked.callId };
@@ -253,6 +264,8 @@ export class ApprovalFlow {
       }
     } else {
       end = await this.#peek(principal, waiting.approvalId);
+      // Not held because this principal's other held calls fill the cap, not because nobody decided in time.
+      if (end === 'pending' && this.options.waitMs > 0) end = 'busy';
     }
     return this.#after(principal, request, waiting, end, io);
   }
@@ -299,6 +312,8 @@ export class ApprovalFlow {
         return { kind: 'answer', result: this.#retryLater(undefined, request.tool, waiting, 'unshown') };
       case 'pending':
         return { kind: 'answer', result: this.#retryLater(undefined, request.tool, waiting, 'timeout') };
+      case 'busy':
+        return { kind: 'answer', result: this.#retryLater(undefined, request.tool, waiting, 'busy') };
       case 'expired':
         return {
           kind: 'answer',
@@ -323,13 +338,14 @@ export class ApprovalFlow {
   async #peek(principal: Principal, approvalId: string): Promise<HoldEnd> {
     let record: ApprovalRecord | undefined;
     try {
-      record = await this.options.gateway.getApproval(principal, approvalId);
+      // Status only: the full view of a bash/git approval reads and hashes its named files, once per poll.
+      record = await this.options.gateway.getApproval(principal, approvalId, { namedFiles: false });
     } catch {
       return 'unavailable';
     }
     if (!record) return 'missing';
     if (record.status !== 'pending') return 'decided';
-    return Date.now() >= record.expiresAt ? 'expired' : 'pending';
+    return this.#clock.now() >= record.expiresAt ? 'expired' : 'pending';
   }
 
   /**
@@ -394,13 +410,14 @@ export class ApprovalFlow {
    * The tool error for a client that cannot be held (or was not): the approval id, digest and
    * page, and how to retry over MCP. The gateway's own hint names the tRPC call, not MCP's.
    */
-  #retryLater(callId: string | undefined, tool: string, waiting: Waiting, why: 'none' | 'decline' | 'cancel' | 'timeout' | 'unshown'): ToolCallResult {
+  #retryLater(callId: string | undefined, tool: string, waiting: Waiting, why: 'none' | 'decline' | 'cancel' | 'timeout' | 'busy' | 'unshown'): ToolCallResult {
     const url = this.options.approvalUrl(waiting.approvalId);
     const reason = {
       none: `'${tool}' needs a human approval for exactly these arguments.`,
       decline: 'The user declined to open the approval page.',
       cancel: 'The approval page was dismissed.',
       timeout: `No approver decided within ${Math.round(this.options.waitMs / 1000)} s.`,
+      busy: `You already have ${MAX_HELD_PER_PRINCIPAL} calls waiting for approvals, the most held at once, so this one was not held.`,
       unshown: 'The client could not show the approval page.',
     }[why];
     const denial: Denial = {

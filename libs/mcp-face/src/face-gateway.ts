@@ -15,6 +15,10 @@ export interface McpFaceGateway {
     principal: Principal,
     request: { tool: string; version?: string; args: JsonObject },
   ): Promise<{ readonly ok: true; readonly approval: ApprovalRecord } | { readonly ok: false; readonly denial: Denial; readonly callId?: string }>;
-  /** One approval the principal may see (its own request), or undefined. */
-  getApproval(principal: Principal, id: string): Promise<ApprovalRecord | undefined>;
+  /**
+   * One approval the principal may see (its own request), or undefined. The flow polls a held
+   * call's approval with `{ namedFiles: false }`: it needs the status only, and the full view of a
+   * pending `bash`/`git` approval reads and hashes the workspace files it names on every read.
+   */
+  getApproval(principal: Principal, id: string, options?: { readonly namedFiles?: boolean }): Promise<ApprovalRecord | undefined>;
 }

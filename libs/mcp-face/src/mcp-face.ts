@@ -1,5 +1,5 @@
 import { createMcpHandler, isLegacyRequest, ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type JSONRPCMessage, type McpRequestContext } from '@modelcontextprotocol/server';
-import type { JsonObject, Principal } from '@toolgate/contracts';
+import type { Clock, JsonObject, Principal } from '@toolgate/contracts';
 import { ApprovalFlow, approvalIdOf, DEFAULT_APPROVAL_WAIT_MS, PendingElicitations, type FlowAnswer } from './approval-flow.js';
 import type { McpFaceGateway } from './face-gateway.js';
 import { CALLER_KEY, callerOf, inspectLegacyPost, LegacySessions, randomKey, SessionRefused, sessionRefusedResponse, type CallerSeed } from './client-session.js';
@@ -36,6 +36,11 @@ export interface McpFaceOptions {
    * serving one deployment must share it; by default each process draws its own.
    */
   readonly stateKey?: Uint8Array;
+  /**
+   * The gateway's clock, against which an approval's `expiresAt` is compared (the wall clock by
+   * default, as the server's gateway uses). How long a call is held is always wall time.
+   */
+  readonly clock?: Clock;
 }
 
 /**
@@ -120,6 +125,7 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
     approvalUrl: options.approvalUrl ?? ((id) => `/approvals/${encodeURIComponent(id)}`),
     waitMs: options.approvalWaitMs ?? DEFAULT_APPROVAL_WAIT_MS,
     elicitations: pendingElicitations,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
 
   const factory = (ctx: McpRequestContext): Server => {

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AuditSink, Clock, PrincipalRecord, TenantPolicy, ToolDefinition } from '@toolgate/contracts';
+import type { AuditSink, Clock, PrincipalRecord, TenantPolicy, TenantWorkspaces, ToolDefinition } from '@toolgate/contracts';
 // The face's tests drive the real gateway over real in-memory adapters, as the composition root wires it.
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
@@ -22,6 +22,8 @@ export interface RealGatewayOptions {
   readonly clock?: Clock;
   /** The start of the temporary workspace root's name, so a leftover directory names its test. */
   readonly tmpPrefix: string;
+  /** Given the fresh workspaces over that root, what the gateway uses instead (e.g. the same, counted); themselves by default. */
+  readonly workspaces?: (real: FsTenantWorkspaces) => TenantWorkspaces;
 }
 
 /** The fallback tenant policy: all tools, nobody approving their own call, no standing grants. */
@@ -43,7 +45,7 @@ export function realGateway(options: RealGatewayOptions): Gateway {
     audit: options.audit ?? new RecordingAuditSink(),
     executors: [new InProcessExecutor()],
     clock: options.clock ?? { now: () => Date.now() },
-    workspaces: new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), options.tmpPrefix))),
+    workspaces: (options.workspaces ?? ((real) => real))(new FsTenantWorkspaces(mkdtempSync(join(tmpdir(), options.tmpPrefix)))),
     bootEgress: { enabled: false, allowAny: false, hosts: [] },
   });
 }

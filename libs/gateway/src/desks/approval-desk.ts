@@ -57,6 +57,16 @@ export interface ApprovalView extends ApprovalRecord {
   readonly argsDisplay?: JsonObject;
 }
 
+/** How much of an approval a read builds. */
+export interface ApprovalReadOptions {
+  /**
+   * `false` skips reading and hashing the workspace files a `bash`/`git` approval names (up to
+   * 16 files, 64 MiB): for a caller that only needs the status, e.g. a held MCP call polling once a
+   * second. Default `true`, as a person reading the approval needs them.
+   */
+  readonly namedFiles?: boolean;
+}
+
 /**
  * The result of asking for an approval: the pending record, or why it cannot be asked for. A
  * refusal carries the `callId` of its `denied` audit record (absent only where the gateway failed
@@ -226,7 +236,7 @@ export class ApprovalDesk {
    * tenant's, everyone else only their own requests. Another tenant's id, or someone else's to a
    * requester, is `undefined`, exactly as an id that does not exist, so its existence does not leak.
    */
-  async get(principal: Principal, id: string): Promise<ApprovalView | undefined> {
+  async get(principal: Principal, id: string, options: ApprovalReadOptions = {}): Promise<ApprovalView | undefined> {
     if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH) {
       throw new GatewayError('INVALID', `id must be a string of 1 to ${MAX_ID_LENGTH} characters`);
     }
@@ -234,14 +244,14 @@ export class ApprovalDesk {
     const record = await fromStore('read the approval', () => this.needs.approvals.get(principal.tenant, id));
     // The store is tenant-scoped; this check is the second lock on the same door, as in `list`.
     if (!record || record.tenant !== principal.tenant || (!everyone && record.requester !== principal.id)) return undefined;
-    return this.#view(record, new ReadBudget());
+    return this.#view(record, new ReadBudget(), options.namedFiles ?? true);
   }
 
   /** The record with its note, its hidden characters if any, and the digests of workspace files it names. */
-  async #view(record: ApprovalRecord, budget: ReadBudget): Promise<ApprovalView> {
+  async #view(record: ApprovalRecord, budget: ReadBudget, namedFiles = true): Promise<ApprovalView> {
     // What an approver reads must be what runs: hidden characters are pointed out beside the exact args.
     const view = { ...record, note: APPROVAL_FILES_NOTE, ...hiddenCharacters(record.args) };
-    if (record.status !== 'pending' && record.status !== 'approved') return view;
+    if (!namedFiles || (record.status !== 'pending' && record.status !== 'approved')) return view;
     const paths = namedPaths(record.tool, record.args);
     if (paths.length === 0) return view;
     try {
