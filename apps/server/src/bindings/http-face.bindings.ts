@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { createAppRouter, type HealthReport } from '@toolgate/api';
 import { createMcpFace } from '@toolgate/mcp-face';
-import { AuditSinkToken, PrincipalDirectoryToken } from '@toolgate/contracts';
+import { AuditSinkToken, ClockToken, PrincipalDirectoryToken } from '@toolgate/contracts';
 import { approvalUrlOf } from '../http/approval-page.js';
 import { createHostGuard } from '../http/host-guard.js';
 import { createHttpServer } from '../http/http-server.js';
@@ -45,8 +45,8 @@ export function bindHttpFace(binder: Binder): void {
   binder
     .resolved(
       HttpServerToken,
-      { router: AppRouterToken, directory: PrincipalDirectoryToken, health: HealthToken, guard: HostGuardToken, gateway: GatewayToken, config: ConfigToken, log: LogToken },
-      ({ config, gateway, ...deps }) => {
+      { router: AppRouterToken, directory: PrincipalDirectoryToken, health: HealthToken, guard: HostGuardToken, gateway: GatewayToken, config: ConfigToken, log: LogToken, clock: ClockToken },
+      ({ config, gateway, clock, ...deps }) => {
         // Read only once a request asks, by which time the server exists.
         const server: Server = createHttpServer({
           ...deps,
@@ -62,6 +62,8 @@ export function bindHttpFace(binder: Binder): void {
             approvalUrl: approvalUrlOf(config, () => server),
             approvalWaitMs: config.mcpApprovalWaitMs,
             ...(config.mcpStateKey ? { stateKey: config.mcpStateKey } : {}),
+            // An approval's expiresAt is the gateway's time; the face compares it with the same clock.
+            clock,
           }),
         });
         return server;
