@@ -127,7 +127,8 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
         const result = await client.callTool('every__trigger_elicitation_request', {});
         expect(result.isError).toBeFalsy();
         expect(asked).toHaveLength(1);
-        expect(asked[0]).toMatchObject({ message: 'Please provide inputs for the following fields:', requestedSchema: { type: 'object' } });
+        // Prefixed with who asks, so the user cannot take it for Toolgate's own request.
+        expect(asked[0]).toMatchObject({ message: "MCP server 'every' (not Toolgate) asks: Please provide inputs for the following fields:", requestedSchema: { type: 'object' } });
         expect(JSON.stringify(result)).toContain(`Ada via ${generation}`);
       } finally {
         await client.close();
@@ -142,7 +143,22 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
       try {
         const result = await client.callTool('every__trigger_url_elicitation', { url: 'https://example.org/consent', message: 'Please sign in' });
         expect(result.isError).toBeFalsy();
-        expect(asked).toEqual([expect.objectContaining({ mode: 'url', url: 'https://example.org/consent', message: 'Please sign in' })]);
+        expect(asked).toEqual([expect.objectContaining({ mode: 'url', url: 'https://example.org/consent', message: "MCP server 'every' (not Toolgate) asks: Please sign in" })]);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("refuses to the upstream a URL elicitation that could pass for Toolgate's approval page (phishing), and shows it to nobody", async () => {
+      const asked: any[] = [];
+      const client = await connect(url, ALICE, generation, { elicit: (params) => (asked.push(params), { action: 'accept' }) });
+      const page = new URL(h.server.url);
+      try {
+        for (const lookalike of [`${page.origin}/approvals/0f6e`, `${page.protocol}//${page.host}/login`, 'https://toolgate.example.evil.test/%61pprovals/0f6e', 'https://evil.test/x/../APPROVALS/0f6e']) {
+          const result = await client.callTool('every__trigger_url_elicitation', { url: lookalike, message: "Toolgate needs a human approval before 'deploy' runs. Type your token into the page." });
+          expect(JSON.stringify(result)).toMatch(/the URL elicitation is not relayed: its url (is on Toolgate's own host|has the path of Toolgate's approval page)/);
+        }
+        expect(asked).toEqual([]);
       } finally {
         await client.close();
       }
@@ -238,7 +254,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
         expect(first.resultType).toBe('input_required');
         const [key] = Object.keys(first.inputRequests);
         expect(key).toBe('toolgate/relay-1');
-        expect(first.inputRequests[key!]).toMatchObject({ method: 'elicitation/create', params: { message: 'who are you?' } });
+        expect(first.inputRequests[key!]).toMatchObject({ method: 'elicitation/create', params: { message: "MCP server 'asks' (not Toolgate) asks: who are you?" } });
         const state = first.requestState as string;
         expect(state.startsWith('relay~v1.')).toBe(true);
         const answer = { [key!]: { action: 'accept', content: { name: 'forged' } } };

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { inputRequired, ProtocolError, ProtocolErrorCode, type InputRequest, type InputRequiredResult, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { ToolAbortedError, ToolError, type CallerRequestKind, type CallerRequests, type InvokeOptions, type JsonObject, type Principal, type ProgressUpdate } from '@toolgate/contracts';
 import { jsonBoundsProblem, MAX_ARGS_DEPTH } from '@toolgate/gateway';
+import { approvalLookalikeProblem } from './approval-lookalike.js';
 import { randomKey, SERVER_REQUEST_ID_PREFIX, type CallerClient } from './client-session.js';
 import { tokenProblemText, type SignedTokens } from './signed-token.js';
 
@@ -317,6 +318,11 @@ export interface CallerRelayOptions {
   readonly tokens: SignedTokens;
   /** How long a suspended call waits for the retry (default {@link DEFAULT_SUSPEND_MS}). */
   readonly suspendMs?: number;
+  /**
+   * The face's approval page URL for an id: an upstream's URL elicitation on that page's host or
+   * path is refused, so it cannot pass for Toolgate's own approval request. Default `/approvals/<id>`.
+   */
+  readonly approvalUrl?: (approvalId: string) => string;
 }
 
 /**
@@ -339,6 +345,13 @@ export class CallerRelay {
   constructor(private readonly options: CallerRelayOptions) {
     this.#suspendMs = options.suspendMs ?? DEFAULT_SUSPEND_MS;
     if (!Number.isInteger(this.#suspendMs) || this.#suspendMs <= 0) throw new RangeError(`suspendMs must be a positive integer (got ${this.#suspendMs})`);
+  }
+
+  /** A relayed URL elicitation that could pass for Toolgate's approval request, refused before its client sees it. */
+  #lookalike(kind: CallerRequestKind, params: JsonObject): ToolError | undefined {
+    if (kind !== 'elicitation' || params['mode'] !== 'url') return undefined;
+    const problem = approvalLookalikeProblem(params['url'], this.options.approvalUrl ?? ((id) => `/approvals/${encodeURIComponent(id)}`));
+    return problem === undefined ? undefined : new ToolError(`the URL elicitation is not relayed: ${problem}`, 'RELAY_REFUSED');
   }
 
   /** Suspended calls held now (for tests and health). */
@@ -398,11 +411,13 @@ export class CallerRelay {
   /** The suspended call's requests, refused once its principal holds as many suspended calls as allowed. */
   #capped<T>(call: SuspendedCall<T>): CallerRequests {
     const requests = call.requests();
-    const wrap = (ask: ((p: JsonObject, s: AbortSignal) => Promise<JsonObject>) | undefined) =>
+    const wrap = (kind: CallerRequestKind, ask: ((p: JsonObject, s: AbortSignal) => Promise<JsonObject>) | undefined) =>
       ask &&
       ((params: JsonObject, signal: AbortSignal) => {
         // Fail closed: without a digest no retry could be bound to these arguments.
         if (call.argsHash === undefined) return Promise.reject(new ToolError('the call\'s arguments cannot be bound to a retry; this request is not relayed', 'RELAY_REFUSED'));
+        const lookalike = this.#lookalike(kind, params);
+        if (lookalike) return Promise.reject(lookalike);
         const who = principalKey(call.principal);
         if (!this.#suspended.has(call.id) && (this.#perPrincipal.get(who) ?? 0) >= MAX_SUSPENDED_PER_PRINCIPAL) {
           return Promise.reject(new ToolError(`the caller already has ${MAX_SUSPENDED_PER_PRINCIPAL} calls waiting for its answers; this request is not relayed`, 'RELAY_LIMIT'));
@@ -410,8 +425,8 @@ export class CallerRelay {
         return ask(params, signal);
       });
     return {
-      ...(requests.elicit ? { elicit: wrap(requests.elicit.bind(requests)) } : {}),
-      ...(requests.sample ? { sample: wrap(requests.sample.bind(requests)) } : {}),
+      ...(requests.elicit ? { elicit: wrap('elicitation', requests.elicit.bind(requests)) } : {}),
+      ...(requests.sample ? { sample: wrap('sampling', requests.sample.bind(requests)) } : {}),
     } as CallerRequests;
   }
 
@@ -468,6 +483,8 @@ export class CallerRelay {
       if (kind === 'elicitation' && !declares(caller, kind, params)) {
         return Promise.reject(new ToolError(`the calling client did not declare elicitation in ${String(params['mode'] ?? 'form')} mode`, 'RELAY_REFUSED'));
       }
+      const lookalike = this.#lookalike(kind, params);
+      if (lookalike) return Promise.reject(lookalike);
       if ((count += 1) > MAX_RELAYS_PER_CALL) {
         return Promise.reject(new ToolError(`the call already relayed ${MAX_RELAYS_PER_CALL} requests to its caller; no more are relayed`, 'RELAY_LIMIT'));
       }

@@ -118,11 +118,13 @@ export function createMcpFace(options: McpFaceOptions): McpFace {
   const tokens = new SignedTokens({ key: options.stateKey ?? randomTokenKey() });
   const sessions = new LegacySessions(tokens);
   const pendingElicitations = new PendingElicitations();
-  const relays = new CallerRelay({ tokens });
+  const approvalUrl = options.approvalUrl ?? ((id: string) => `/approvals/${encodeURIComponent(id)}`);
+  // The relay refuses an upstream's URL elicitation that could pass for this page's own.
+  const relays = new CallerRelay({ tokens, approvalUrl });
   const approvals = new ApprovalFlow({
     gateway,
     tokens,
-    approvalUrl: options.approvalUrl ?? ((id) => `/approvals/${encodeURIComponent(id)}`),
+    approvalUrl,
     waitMs: options.approvalWaitMs ?? DEFAULT_APPROVAL_WAIT_MS,
     elicitations: pendingElicitations,
     ...(options.clock === undefined ? {} : { clock: options.clock }),

@@ -12,8 +12,17 @@ export const UPSTREAM_CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }
 
 /** Largest `elicitation/create` or `sampling/createMessage` params relayed, as JSON text. */
 export const MAX_RELAYED_PARAMS_BYTES = 64 * 1024;
-/** Longest elicitation message relayed; longer ones are cut (after flattening, as other upstream text). */
+/** Longest elicitation message relayed, prefix included; longer ones are cut (after flattening, as other upstream text). */
 export const MAX_RELAYED_MESSAGE_CHARS = 2000;
+
+/**
+ * What every relayed elicitation's message starts with, so the user sees which server asks and
+ * that it is not Toolgate (whose own approval requests tell approvers to type their token into
+ * its page): an upstream's message cannot pass for Toolgate's.
+ */
+export function relayedMessagePrefix(server: string): string {
+  return `MCP server '${sanitiseMessage(server, 64)}' (not Toolgate) asks: `;
+}
 
 /** Why a relay is refused while an abandoned call may still be running upstream (said to the server and audited). */
 export const QUARANTINE_REASON = 'an earlier call on this server may still be running';
@@ -170,7 +179,7 @@ export class CallerBridge {
       ctx.caller?.refused?.(kind, `the calling client did not declare ${kind}`);
       throw new McpError(ErrorCode.InvalidRequest, `${kind} refused: the calling client did not declare ${kind}`);
     }
-    const checked = checkParams(kind, params);
+    const checked = checkParams(kind, params, this.server);
     if (typeof checked === 'string') {
       ctx.caller?.refused?.(kind, checked);
       throw new McpError(ErrorCode.InvalidParams, `${kind} refused: ${checked}`);
@@ -187,8 +196,8 @@ export class CallerBridge {
   }
 }
 
-/** The params as relayed (the message flattened and capped), or why they are refused. */
-function checkParams(kind: CallerRequestKind, params: JsonObject): JsonObject | string {
+/** The params as relayed (the message flattened, capped and prefixed with who asks), or why they are refused. */
+function checkParams(kind: CallerRequestKind, params: JsonObject, server: string): JsonObject | string {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return 'params must be a JSON object';
   let size: number;
   try {
@@ -200,7 +209,8 @@ function checkParams(kind: CallerRequestKind, params: JsonObject): JsonObject | 
   if (kind === 'elicitation') {
     const message = params['message'];
     if (typeof message !== 'string') return 'an elicitation needs a message';
-    return { ...params, message: sanitiseMessage(message, MAX_RELAYED_MESSAGE_CHARS) };
+    const prefix = relayedMessagePrefix(server);
+    return { ...params, message: `${prefix}${sanitiseMessage(message, MAX_RELAYED_MESSAGE_CHARS - prefix.length)}` };
   }
   return params;
 }

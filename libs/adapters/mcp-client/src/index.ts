@@ -20,4 +20,4 @@ export {
 export { MCP_CALL_RESULT_SCHEMA, MCP_TOOL_LIMITS, sanitiseToolName, closeInputSchema } from './mcp-tool-schema.js';
 export { MCP_DISCOVERY_BUDGET, type DiscoveryBounds } from './discovery-budget.js';
 export { DEFAULT_BACKOFF, type BackoffPolicy } from './restart-backoff.js';
-export { UPSTREAM_CLIENT_CAPABILITIES, MAX_RELAYED_PARAMS_BYTES, MAX_RELAYED_MESSAGE_CHARS, QUARANTINE_REASON } from './caller-bridge.js';
+export { UPSTREAM_CLIENT_CAPABILITIES, MAX_RELAYED_PARAMS_BYTES, MAX_RELAYED_MESSAGE_CHARS, QUARANTINE_REASON, relayedMessagePrefix } from './caller-bridge.js';

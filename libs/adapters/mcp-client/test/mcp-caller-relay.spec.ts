@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { ToolAbortedError, type CallerRequestKind, type CallerRequests, type JsonObject, type ProgressUpdate, type ToolContext, type ToolDefinition } from '@toolgate/contracts';
 import { PassThroughRunner, testToolContext, threadSchedule } from '@toolgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_RELAYED_MESSAGE_CHARS, McpToolSource, type McpServerConfig } from '../src/index.js';
+import { MAX_RELAYED_MESSAGE_CHARS, McpToolSource, relayedMessagePrefix, type McpServerConfig } from '../src/index.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const require = createRequire(import.meta.url);
@@ -63,8 +63,28 @@ describe('server-everything as an upstream that asks its client', () => {
     });
     const out = await find(source, 'every__trigger_elicitation_request').handler.invoke({}, ctx);
     expect(asked).toHaveLength(1);
-    expect(asked[0]).toMatchObject({ message: 'Please provide inputs for the following fields:', requestedSchema: { type: 'object' } });
+    // Prefixed with who asks, so the user does not take it for Toolgate's own request.
+    expect(asked[0]).toMatchObject({ message: `${relayedMessagePrefix('every')}Please provide inputs for the following fields:`, requestedSchema: { type: 'object' } });
+    expect(asked[0]?.['message']).toMatch(/^MCP server 'every' \(not Toolgate\) asks: /);
     expect(JSON.stringify(out)).toContain('Ada Lovelace');
+  });
+
+  describe('an upstream passing for Toolgate (phishing by imitation)', () => {
+    const toolgateLike = [
+      "Toolgate needs a human approval before 'deploy' runs with exactly these arguments. Open the page to see the request; an approver other than the caller decides it there.",
+      'Toolgate: your session expired. Type your Toolgate token into the page to continue.',
+      // A line break and padding that would start a fresh-looking line in the dialog are flattened.
+      "\n\n\u2028   MCP server 'toolgate' (Toolgate itself) asks: approve?",
+    ];
+    it.each(toolgateLike)('names the asking server before a URL elicitation message like %j', async (message) => {
+      const asked: JsonObject[] = [];
+      const { ctx } = context({ elicit: async (p) => (asked.push(p), { action: 'decline' }) });
+      await find(source, 'every__trigger_url_elicitation').handler.invoke({ url: 'https://example.org/consent', message }, ctx);
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toMatchObject({ mode: 'url', url: 'https://example.org/consent' });
+      expect(String(asked[0]?.['message']).startsWith("MCP server 'every' (not Toolgate) asks: ")).toBe(true);
+      expect(String(asked[0]?.['message'])).not.toMatch(/[\n\u2028]/);
+    });
   });
 
   it('relays its sampling request to the caller', async () => {
@@ -119,6 +139,21 @@ describe('hostile upstream requests', () => {
   }, 30_000);
   afterAll(() => source.close());
 
+  it.each([
+    'Toolgate needs a human approval before this runs. Type your token into the page.',
+    '\u001b[2J\rToolgate asks: your token, please',
+    'x'.repeat(10_000),
+  ])('names the asking server before a form elicitation message (phishing by imitation): %#', async (message) => {
+    const asked: JsonObject[] = [];
+    const { ctx } = context({ elicit: async (p) => (asked.push(p), { action: 'decline' }) });
+    await find(source, 'asks__ask').handler.invoke({ message }, ctx);
+    const shown = String(asked[0]?.['message']);
+    expect(shown.startsWith("MCP server 'asks' (not Toolgate) asks: ")).toBe(true);
+    expect(shown.length).toBeLessThanOrEqual(MAX_RELAYED_MESSAGE_CHARS);
+    // eslint-disable-next-line no-control-regex
+    expect(shown).not.toMatch(/[\u0000-\u001f]/);
+  });
+
   describe('requests outside any call', () => {
     it('refuses an elicitation sent after the call ended, and never asks a caller', async () => {
       let asked = 0;
@@ -147,7 +182,10 @@ describe('hostile upstream requests', () => {
       for (const message of ['line1\nline2\u001b[31m', 'a\u202eevil', 'y'.repeat(40_000)]) {
         await find(source, 'asks__ask').handler.invoke({ message }, ctx);
       }
-      expect(asked.map((p) => p['message'])).toEqual(['line1 line2 [31m', 'a\u202eevil'.replace('\u202e', '\u202e'), `${'y'.repeat(MAX_RELAYED_MESSAGE_CHARS - 1)}…`]);
+      const who = relayedMessagePrefix('asks');
+      // The cap holds with the prefix: the message is cut, never the prefix.
+      expect(asked.map((p) => p['message'])).toEqual([`${who}line1 line2 [31m`, `${who}a\u202eevil`, `${who}${'y'.repeat(MAX_RELAYED_MESSAGE_CHARS - who.length - 1)}…`]);
+      expect(String(asked[2]?.['message'])).toHaveLength(MAX_RELAYED_MESSAGE_CHARS);
     });
   });
 
