@@ -106,7 +106,10 @@ describe('slow readers: a client that stops reading cannot hold a response forev
   }
 
   it('a JSON answer larger than the socket buffers, to a client that never reads, is destroyed within the bound', async () => {
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text: 'j'.repeat(BEYOND_BUFFERS) } });
+    // Encoded here, not in the server's turn: what is timed is the writer holding a stalled
+    // answer, not how long turning 24 MB of text into bytes takes (the SDK's cost, at a size no
+    // capped tool output reaches).
+    const big = new TextEncoder().encode(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text: 'j'.repeat(BEYOND_BUFFERS) } }));
     const { server, port, served } = await serve(() => new Response(big, { headers: { 'content-type': 'application/json' } }));
     open = { server, sockets: [] };
     await warm(port);
