@@ -1,23 +1,6 @@
-import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Harness } from './e2e-harness.js';
+import { runCli as toolgate, type Harness } from './e2e-harness.js';
 import { ALICE, CAROL, GINA, requestEcho, startApprovalServer } from './approval-page-setup.js';
-
-const run = promisify(execFile);
-const CLI = resolve(__dirname, '../../cli/bin/toolgate.mjs');
-
-/** Runs the real `toolgate` command as a separate process, as a user would. */
-async function toolgate(h: Harness, args: string[], token: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, TOOLGATE_URL: h.server.url, TOOLGATE_TOKEN: token }, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 describe('toolgate approvals show', () => {
   let h: Harness;

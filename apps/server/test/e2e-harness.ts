@@ -1,7 +1,12 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { BwrapExecutor } from '@toolgate/adapter-executor-bwrap';
 import { threadSchedule } from '@toolgate/testing';
 import { loadConfig } from '../src/config.js';
@@ -69,6 +74,41 @@ export async function startHarness(env: Record<string, string> = {}, files: { pr
     },
   };
   return harness;
+}
+
+/**
+ * Connects `client` to the harness's `/mcp` over Streamable HTTP as the bearer of `token`, with the
+ * transport of the client's own SDK (2.x, or the 1.x a 2025-era client is built on), and returns
+ * that transport so a test can read the session or revision it got.
+ */
+export async function connectMcp(h: Harness, token: string, client: LegacyClient): Promise<LegacyTransport>;
+export async function connectMcp(h: Harness, token: string, client: ModernClient): Promise<ModernTransport>;
+export async function connectMcp(h: Harness, token: string, client: ModernClient | LegacyClient): Promise<ModernTransport | LegacyTransport> {
+  const url = new URL(`${h.server.url}/mcp`);
+  const requestInit = { headers: { authorization: `Bearer ${token}` } };
+  if (client instanceof LegacyClient) {
+    const transport = new LegacyTransport(url, { requestInit });
+    await client.connect(transport);
+    return transport;
+  }
+  const transport = new ModernTransport(url, { requestInit });
+  await client.connect(transport);
+  return transport;
+}
+
+const run = promisify(execFile);
+const CLI = resolve(__dirname, '../../cli/bin/toolgate.mjs');
+
+/** Runs the real `toolgate` command against the harness as a separate process, as a user would, as the bearer of `token`. */
+export async function runCli(h: Harness, args: string[], token: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, TOOLGATE_URL: h.server.url, TOOLGATE_TOKEN: token }, timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    // A non-zero exit is an answer the test reads, not a failure of the harness.
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
 }
 
 /**

@@ -1,17 +1,14 @@
-import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aliasOf } from '@toolgate/gateway';
-import { healthTimes, startHarness, type Harness } from './e2e-harness.js';
+import { openObjects } from '@toolgate/testing';
+import { connectMcp, healthTimes, runCli, startHarness, type Harness } from './e2e-harness.js';
 
 const ALICE = 'alice-token-tool-exports-0123456789';
 const PETE = 'pete-token-tool-exports-0123456789';
 const OLGA = 'olga-token-tool-exports-0123456789';
 const FIXTURES = resolve(__dirname, '../../../libs/adapters/mcp-client/test/fixtures');
-const CLI = resolve(__dirname, '../../cli/bin/toolgate.mjs');
-const run = promisify(execFile);
 
 // Response bodies are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -23,26 +20,6 @@ const ALIAS = aliasOf(REAL);
 
 /** The vendors' rules (ADR 0053), written out so a loosened rule in the code fails here. */
 const RULES = { openai: /^[a-zA-Z0-9_-]{1,64}$/, anthropic: /^[a-zA-Z0-9_-]{1,64}$/, mcp: /^[A-Za-z0-9_.-]{1,128}$/ } as const;
-
-/** Every object schema an agent could send that is left open (not `additionalProperties: false`, not a typed map). */
-function openObjects(schema: unknown, path = '#', out: string[] = []): string[] {
-  if (typeof schema !== 'object' || schema === null) return out;
-  if (Array.isArray(schema)) {
-    schema.forEach((s, i) => openObjects(s, `${path}/${i}`, out));
-    return out;
-  }
-  const s = schema as Record<string, unknown>;
-  const isObject = s['type'] === 'object' || (s['type'] === undefined && ('properties' in s || 'patternProperties' in s));
-  const extra = s['additionalProperties'];
-  if (isObject && extra !== false && (typeof extra !== 'object' || extra === null)) out.push(path);
-  for (const key of ['properties', 'patternProperties', '$defs', 'definitions']) {
-    const map = s[key];
-    if (typeof map === 'object' && map !== null) for (const [k, v] of Object.entries(map)) openObjects(v, `${path}/${key}/${k}`, out);
-  }
-  for (const key of ['items', 'prefixItems', 'additionalProperties', 'contains']) if (key in s) openObjects(s[key], `${path}/${key}`, out);
-  if (!('properties' in s)) for (const key of ['anyOf', 'oneOf']) if (key in s) openObjects(s[key], `${path}/${key}`, out);
-  return out;
-}
 
 /**
  * Tool definitions for LLM APIs (issue 11, ADR 0053), against a running server with two real MCP
@@ -90,7 +67,7 @@ describe('tool exports and calls by alias, end to end', { timeout: 120_000 }, ()
 
   async function mcpList(token: string): Promise<any[]> {
     const client = new Client({ name: 'exports-e2e', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    await connectMcp(h, token, client);
     const tools: any[] = [];
     let cursor: string | undefined;
     do {
@@ -161,7 +138,7 @@ describe('tool exports and calls by alias, end to end', { timeout: 120_000 }, ()
     const trpc = await h.call('/trpc/tools.invoke', { method: 'POST', token: ALICE, json: { tool: ALIAS, args: { text: 'via trpc' } } });
     expect(trpc.body.result.data).toMatchObject({ ok: true });
     const client = new Client({ name: 'exports-e2e', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }));
+    await connectMcp(h, ALICE, client);
     const mcp = await client.callTool({ name: ALIAS, arguments: { text: 'via mcp' } });
     await client.close();
     expect(mcp.isError).toBeFalsy();
@@ -189,7 +166,7 @@ describe('tool exports and calls by alias, end to end', { timeout: 120_000 }, ()
     const trpc = await h.call('/trpc/tools.invoke', { method: 'POST', token: PETE, json: { tool: ALIAS, args: { text: 'x' } } });
     expect(trpc.body.result.data.denial).toEqual(rest.body.denial);
     const client = new Client({ name: 'exports-e2e', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${PETE}` } } }));
+    await connectMcp(h, PETE, client);
     const mcp = await client.callTool({ name: ALIAS, arguments: { text: 'x' } });
     await client.close();
     expect(mcp.isError).toBe(true);
@@ -233,15 +210,7 @@ describe('tool exports and calls by alias, end to end', { timeout: 120_000 }, ()
   });
 
   describe('the CLI: toolgate tools list --format', () => {
-    async function toolgate(args: string[], token = ALICE): Promise<{ code: number; stdout: string; stderr: string }> {
-      try {
-        const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, TOOLGATE_URL: h.server.url, TOOLGATE_TOKEN: token }, timeout: 30_000 });
-        return { code: 0, stdout, stderr };
-      } catch (error) {
-        const e = error as { code: number; stdout: string; stderr: string };
-        return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-      }
-    }
+    const toolgate = (args: string[], token = ALICE) => runCli(h, args, token);
 
     it('prints only the array on stdout, ready to paste, and what the alias stands for on stderr', async () => {
       const res = await toolgate(['tools', 'list', '--format', 'openai']);

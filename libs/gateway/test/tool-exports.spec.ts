@@ -1,4 +1,5 @@
 import type { JsonObject, JsonSchema } from '@toolgate/contracts';
+import { openObjects } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { describe, expect, it } from 'vitest';
 import {
@@ -133,27 +134,6 @@ describe('golden: the first-party calculator as each vendor takes it', () => {
     ]);
   });
 });
-
-/** Every object schema in `schema` that is open: no `additionalProperties: false` and no typed map. */
-function openObjects(schema: unknown, path = '#', out: string[] = []): string[] {
-  if (typeof schema !== 'object' || schema === null) return out;
-  if (Array.isArray(schema)) {
-    schema.forEach((s, i) => openObjects(s, `${path}/${i}`, out));
-    return out;
-  }
-  const s = schema as JsonObject;
-  const isObject = s['type'] === 'object' || (s['type'] === undefined && ('properties' in s || 'patternProperties' in s));
-  const extra = s['additionalProperties'];
-  if (isObject && extra !== false && (typeof extra !== 'object' || extra === null)) out.push(path);
-  for (const key of ['properties', 'patternProperties', '$defs', 'definitions']) {
-    const map = s[key];
-    if (typeof map === 'object' && map !== null) for (const [k, v] of Object.entries(map)) openObjects(v, `${path}/${key}/${k}`, out);
-  }
-  for (const key of ['items', 'prefixItems', 'additionalProperties', 'contains']) if (key in s) openObjects(s[key], `${path}/${key}`, out);
-  // Alternatives that alone define the object (no properties of the parent's own) are values an agent may send.
-  if (!('properties' in s)) for (const key of ['anyOf', 'oneOf']) if (key in s) openObjects(s[key], `${path}/${key}`, out);
-  return out;
-}
 
 describe('closed schemas: every object an agent may send is additionalProperties: false', () => {
   const nested: JsonSchema = {

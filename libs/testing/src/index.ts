@@ -22,3 +22,4 @@ export { startHostListener, HOST_LISTENER_GREETING, type HostListener } from './
 export { filling, MAX_ARGS_ARRAY_BYTES } from './payloads/filling.js';
 export { threadSchedule, timeOnThread, type ThreadSchedule } from './timing/thread-schedule.js';
 export { chromiumPath, chromiumForSuite, CHROMIUM_CANDIDATES } from './browser/chromium-path.js';
+export { openObjects } from './schemas/open-objects.js';
