@@ -1,12 +1,11 @@
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { healthTimes, startHarness, type Harness } from './e2e-harness.js';
+import { connectMcp, healthTimes, startHarness, type Harness } from './e2e-harness.js';
 
 // Results are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -55,7 +54,6 @@ describe('approvals that reach the human over MCP, end to end (ADR 0050)', () =>
   });
 
   const mcpUrl = () => new URL(`${h.server.url}/mcp`);
-  const bearer = (token: string) => ({ requestInit: { headers: { authorization: `Bearer ${token}` } } });
   /** The approver decides through REST, as a human on the approval page does. */
   const decide = (id: string, approve: boolean, token = CAROL) => h.call(`/api/v1/approvals/${encodeURIComponent(id)}/decide`, { method: 'POST', token, json: { approve } });
   const status = async (id: string) => (await h.call(`/api/v1/approvals/${encodeURIComponent(id)}`, { token: CAROL })).body.status;
@@ -75,7 +73,7 @@ describe('approvals that reach the human over MCP, end to end (ADR 0050)', () =>
         return { action: await human(idOf(url), url) };
       });
     }
-    await client.connect(new ModernTransport(mcpUrl(), bearer(token)));
+    await connectMcp(h, token, client);
     const agent: Agent = {
       shown,
       call: (args, meta) => client.callTool({ name: TOOL, arguments: args, ...(meta ? { _meta: meta } : {}) }, { timeout: 30_000 }),
@@ -95,7 +93,7 @@ describe('approvals that reach the human over MCP, end to end (ADR 0050)', () =>
         return { action: await human(idOf(url), url) };
       });
     }
-    await client.connect(new LegacyTransport(mcpUrl(), bearer(token)));
+    await connectMcp(h, token, client);
     const agent: Agent = {
       shown,
       call: (args, meta) => client.callTool({ name: TOOL, arguments: args, ...(meta ? { _meta: meta } : {}) }, undefined, { timeout: 30_000 }),

@@ -6,11 +6,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startHarness, type Harness } from './e2e-harness.js';
+import { connectMcp, startHarness, type Harness } from './e2e-harness.js';
 
 // Response bodies are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -79,9 +79,9 @@ async function bridge(url: string, token: string, era: Era = 'legacy (initialize
  * (2026-07-28, which it negotiates with this server), to compare what the bridge passes on with
  * what the server says.
  */
-async function direct(url: string, token: string): Promise<Client> {
+async function direct(h: Harness, token: string): Promise<Client> {
   const client = new Client({ name: 'e2e-direct', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  await connectMcp(h, token, client);
   return client;
 }
 
@@ -196,7 +196,7 @@ describe('toolgate mcp: the stdio bridge against a running server', { timeout: 1
   for (const era of ERAS) {
     describe(`a desktop client speaking the ${era} era`, () => {
       it('advertises what the server advertises: its capabilities, identity and instructions', async () => {
-        const [b, d] = await Promise.all([bridge(h.server.url, ALICE, era), direct(h.server.url, ALICE)]);
+        const [b, d] = await Promise.all([bridge(h.server.url, ALICE, era), direct(h, ALICE)]);
         expect(b.client.getServerCapabilities()).toEqual(d.getServerCapabilities());
         expect(b.client.getServerVersion()).toMatchObject({ name: 'toolgate', version: d.getServerVersion()?.version });
         expect(b.client.getInstructions()).toBe(d.getInstructions());
@@ -204,7 +204,7 @@ describe('toolgate mcp: the stdio bridge against a running server', { timeout: 1
       });
 
       it('lists page by page what /mcp lists that principal, cursors carried both ways', async () => {
-        const [b, d] = await Promise.all([bridge(h.server.url, ALICE, era), direct(h.server.url, ALICE)]);
+        const [b, d] = await Promise.all([bridge(h.server.url, ALICE, era), direct(h, ALICE)]);
         const walk = async (client: Client) => {
           const pages: any[] = [];
           let cursor: string | undefined;
@@ -225,7 +225,7 @@ describe('toolgate mcp: the stdio bridge against a running server', { timeout: 1
       });
 
       it("passes the server's error for a cursor it never issued, unchanged", async () => {
-        const [b, d] = await Promise.all([bridge(h.server.url, ALICE, era), direct(h.server.url, ALICE)]);
+        const [b, d] = await Promise.all([bridge(h.server.url, ALICE, era), direct(h, ALICE)]);
         for (const cursor of ['not-a-cursor!', 'eyJhZnRlciI6MX0', 'x'.repeat(600)]) {
           const [viaBridge, straight] = await Promise.all([
             b.client.listTools({ cursor }).then(() => undefined, (e: any) => ({ code: e.code, message: e.message })),
@@ -249,7 +249,7 @@ describe('toolgate mcp: the stdio bridge against a running server', { timeout: 1
       });
 
       it("passes a denial on as the server's tool error: a planner is refused slow__wait and sees no bash", async () => {
-        const [b, d] = await Promise.all([bridge(h.server.url, PETE, era), direct(h.server.url, PETE)]);
+        const [b, d] = await Promise.all([bridge(h.server.url, PETE, era), direct(h, PETE)]);
         const viaBridge: any = await b.client.callTool({ name: 'slow__wait', arguments: {} });
         const straight: any = await d.callTool({ name: 'slow__wait', arguments: {} });
         expect(viaBridge.isError).toBe(true);

@@ -1,6 +1,7 @@
 import type { AuditRecord } from '@toolgate/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { healthTimes, sendExact, startHarness, type Harness } from './e2e-harness.js';
+import { mcpPostHeaders } from './mcp-relay-fixtures.js';
 
 const ALICE = 'alice-token-mcp-deep-0123456789abcdef';
 const OLGA = 'olga-token-mcp-deep-0123456789abcdef';
@@ -48,15 +49,10 @@ describe('deep and large arguments over /mcp from a 2026-07-28 client that can b
     return sendExact(h.server.port, {
       method: 'POST',
       path: '/mcp',
-      headers: [
-        ['host', `127.0.0.1:${h.server.port}`],
-        ['authorization', `Bearer ${ALICE}`],
-        ['content-type', 'application/json'],
-        ['accept', 'application/json, text/event-stream'],
-        ['mcp-protocol-version', '2026-07-28'],
+      headers: mcpPostHeaders(h, ALICE, '2026-07-28', [
         ['mcp-method', 'tools/call'],
         ['mcp-name', 'calculator'],
-      ],
+      ]),
       body,
     });
   };

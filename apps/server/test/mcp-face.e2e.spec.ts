@@ -3,12 +3,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedSchema } from '@toolgate/gateway';
-import { bwrapUnavailable, healthTimes, sendExact, startHarness, type ExactAnswer, type Harness } from './e2e-harness.js';
+import { bwrapUnavailable, connectMcp, healthTimes, sendExact, startHarness, type ExactAnswer, type Harness } from './e2e-harness.js';
 
 // Response bodies are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -51,12 +50,10 @@ interface TestClient {
   close(): Promise<void>;
 }
 
-async function connect(url: string, token: string, generation: Generation): Promise<TestClient> {
-  const requestInit = { headers: { authorization: `Bearer ${token}` } };
+async function connect(h: Harness, token: string, generation: Generation): Promise<TestClient> {
   if (generation === 'legacy (sdk 1.x, 2025-era)') {
     const client = new LegacyClient({ name: 'e2e-v1', version: '1.0.0' });
-    const transport = new LegacyTransport(new URL(url), { requestInit });
-    await client.connect(transport);
+    const transport = await connectMcp(h, token, client);
     return {
       protocolVersion: transport.protocolVersion,
       listTools: (params) => client.listTools(params),
@@ -68,7 +65,7 @@ async function connect(url: string, token: string, generation: Generation): Prom
     { name: 'e2e-v2', version: '1.0.0' },
     generation === 'modern (v2, 2026-07-28)' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
   );
-  await client.connect(new ModernTransport(new URL(url), { requestInit }));
+  await connectMcp(h, token, client);
   return {
     protocolVersion: client.getNegotiatedProtocolVersion(),
     listTools: (params) => client.listTools(params),
@@ -80,7 +77,6 @@ async function connect(url: string, token: string, generation: Generation): Prom
 describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, () => {
   let h: Harness;
   let base: string;
-  let url: string;
   let port: number;
   let sandboxed: boolean;
   const stoppedFlag = () => join(base, 'stopped.flag');
@@ -105,7 +101,6 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
         },
       },
     );
-    url = `${h.server.url}/mcp`;
     port = h.server.port;
     // Discovery of the upstream server runs after the start; wait until its tool is listed.
     for (let i = 0; i < 200 && !(await h.call('/api/v1/tools', { token: ALICE })).body.tools.some((t: any) => t.name === 'slow__wait'); i++) {
@@ -122,14 +117,14 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
   for (const generation of GENERATIONS) {
     describe(`with the SDK client, ${generation}`, () => {
       it('connects and negotiates the revision of its era', async () => {
-        const client = await connect(url, ALICE, generation);
+        const client = await connect(h, ALICE, generation);
         if (generation.startsWith('modern')) expect(client.protocolVersion).toBe('2026-07-28');
         else expect(client.protocolVersion).toMatch(/^2025-/);
         await client.close();
       });
 
       it('lists exactly what tools.list shows that principal, with the same schemas, plus title and hints', async () => {
-        const client = await connect(url, ALICE, generation);
+        const client = await connect(h, ALICE, generation);
         const rest = (await h.call('/api/v1/tools', { token: ALICE })).body.tools as any[];
         const listed = (await client.listTools()).tools;
         expect(listed.map((t) => t.name).sort()).toEqual(rest.map((t) => t.name).sort());
@@ -147,7 +142,7 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
       });
 
       it('calls a tool through the gateway, audited like any call', async () => {
-        const client = await connect(url, ALICE, generation);
+        const client = await connect(h, ALICE, generation);
         const result = await client.callTool({ name: 'calculator', arguments: { expression: '6*7' } });
         expect(result.isError).toBeFalsy();
         expect(result.structuredContent).toEqual({ result: 42 });
@@ -158,7 +153,7 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
       });
 
       it('answers a denial as a tool error with the gate, code, hint and delegation, and the denial as structuredContent', async () => {
-        const client = await connect(url, PETE, generation);
+        const client = await connect(h, PETE, generation);
         const result = await client.callTool({ name: 'slow__wait', arguments: {} });
         expect(result.isError).toBe(true);
         expect(result.content[0].text).toMatch(/^Toolgate refused this call at the allow gate: TOOL_NOT_ALLOWED\./);
@@ -170,10 +165,10 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
       });
 
       it('shows a planner only its tools: no bash', async () => {
-        const client = await connect(url, PETE, generation);
+        const client = await connect(h, PETE, generation);
         const names = (await client.listTools()).tools.map((t) => t.name).sort();
         expect(names).toEqual(['calculator', 'read_file']);
-        const alice = await connect(url, ALICE, generation);
+        const alice = await connect(h, ALICE, generation);
         // Where bubblewrap runs, bash is offered, and only to the worker.
         if (sandboxed) expect((await alice.listTools()).tools.map((t) => t.name)).toContain('bash');
         await Promise.all([client.close(), alice.close()]);
@@ -181,7 +176,7 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
 
       it('cancels a running call when the client aborts it: the upstream tool is told to stop and the audit closes the call', async () => {
         await rm(stoppedFlag(), { force: true });
-        const client = await connect(url, ALICE, generation);
+        const client = await connect(h, ALICE, generation);
         const before = (await audit()).length;
         const controller = new AbortController();
         const call = client.callTool({ name: 'slow__wait', arguments: {} }, controller.signal).catch((e: unknown) => e);

@@ -1,11 +1,8 @@
 import { resolve } from 'node:path';
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
-import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { AuditRecord } from '@toolgate/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from './e2e-harness.js';
+import { connectAnswering, lowRiskServer, sleep, upstreamText, type Generation } from './mcp-relay-fixtures.js';
 
 // Response bodies are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -20,58 +17,21 @@ const QUARANTINE = 'an earlier call on this server may still be running';
 /** The `brief` server's call deadline: how long an abandoned call's quarantine lasts at most. */
 const BRIEF_TIMEOUT_MS = 1500;
 
-type Generation = 'modern (v2, 2026-07-28)' | 'legacy (v2, 2025-11-25)' | 'legacy (sdk 1.x, 2025-era)';
-
-/** A client that declares elicitation and sampling and answers both, recording what it was asked. */
-async function connect(url: string, token: string, generation: Generation) {
+/** A client that declares elicitation (form mode) and sampling and answers both, recording what it was asked. */
+async function connect(h: Harness, token: string, generation: Generation) {
   const asked: any[] = [];
-  const elicit = async (request: any) => (asked.push(request.params), { action: 'accept', content: { ok: true } });
-  const sample = async (request: any) => (asked.push(request.params), { role: 'assistant', model: 'm', content: { type: 'text', text: 'a sampled reply' } });
-  const requestInit = { headers: { authorization: `Bearer ${token}` } };
-  const capabilities = { elicitation: { form: {} }, sampling: {} };
-  if (generation === 'legacy (sdk 1.x, 2025-era)') {
-    const client = new LegacyClient({ name: 'quarantine-v1', version: '1.0.0' }, { capabilities });
-    client.setRequestHandler(ElicitRequestSchema, elicit as never);
-    client.setRequestHandler(CreateMessageRequestSchema, sample as never);
-    await client.connect(new LegacyTransport(new URL(url), { requestInit }));
-    return {
-      asked,
-      callTool: (name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<any> =>
-        client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...(signal ? { signal } : {}) }),
-      close: () => client.close(),
-    };
-  }
-  const client = new ModernClient({ name: 'quarantine-v2', version: '1.0.0' }, {
-    capabilities,
-    ...(generation === 'modern (v2, 2026-07-28)' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}),
-  } as any);
-  client.setRequestHandler('elicitation/create', elicit as never);
-  client.setRequestHandler('sampling/createMessage', sample as never);
-  await client.connect(new ModernTransport(new URL(url), { requestInit }));
-  return {
-    asked,
-    callTool: (name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<any> =>
-      client.callTool({ name, arguments: args }, { timeout: 60_000, ...(signal ? { signal } : {}) } as any),
-    close: () => client.close(),
-  };
+  const client = await connectAnswering(h, token, generation, {
+    elicitation: { form: {} },
+    elicit: (params) => (asked.push(params), { action: 'accept', content: { ok: true } }),
+    sample: (params) => (asked.push(params), { role: 'assistant', model: 'm', content: { type: 'text', text: 'a sampled reply' } }),
+  });
+  return { asked, ...client };
 }
-
-const textOf = (result: any): string => (result.content ?? []).map((c: any) => c.text ?? '').join('\n');
-/** The text an upstream tool answered, out of the output Toolgate wraps it in. */
-const upstreamText = (result: any): string => {
-  try {
-    return textOf(JSON.parse(textOf(result)));
-  } catch {
-    return textOf(result);
-  }
-};
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('an upstream that ignores cancellation and asks late reaches no later caller, across tenants', { timeout: 180_000 }, () => {
   let h: Harness;
-  let url: string;
   beforeAll(async () => {
-    const server = (name: string, extra: object = {}) => ({ name, command: process.execPath, args: [LATE], env: {}, tier: 'unisolated', risk: 'low', ...extra });
+    const server = (name: string, extra: object = {}) => lowRiskServer(name, [LATE], extra);
     const tenant = { tools: ['*'], grants: [{ type: 'exec', scope: 'mcp:up' }, { type: 'exec', scope: 'mcp:brief' }] };
     h = await startHarness(
       {},
@@ -89,7 +49,6 @@ describe('an upstream that ignores cancellation and asks late reaches no later c
         },
       },
     );
-    url = `${h.server.url}/mcp`;
     // Discovery of the upstream servers runs after the start; wait until their tools are listed.
     for (let i = 0; i < 200; i++) {
       const tools = (await h.call('/api/v1/tools', { token: BOB })).body.tools ?? [];
@@ -105,12 +64,12 @@ describe('an upstream that ignores cancellation and asks late reaches no later c
 
   describe.each(['legacy (v2, 2025-11-25)', 'modern (v2, 2026-07-28)'] as Generation[])('cross-tenant leak, later caller %s', (generation) => {
     it.each(['elicitation', 'sampling'])("alice's abandoned %s is refused upstream, never shown to bob, and both calls are audited", async (kind) => {
-      const alice = await connect(url, ALICE, 'legacy (sdk 1.x, 2025-era)');
-      const bob = await connect(url, BOB, generation);
+      const alice = await connect(h, ALICE, 'legacy (sdk 1.x, 2025-era)');
+      const bob = await connect(h, BOB, generation);
       const aliceDenials = (await auditOf(OLGA, 'up__slow_ask')).filter((r) => r.event === 'denied').length;
       try {
         const controller = new AbortController();
-        const abandoned = alice.callTool('up__slow_ask', { delayMs: 1500, kind, secret: SECRET }, controller.signal);
+        const abandoned = alice.callTool('up__slow_ask', { delayMs: 1500, kind, secret: SECRET }, { signal: controller.signal });
         setTimeout(() => controller.abort(), 500);
         await expect(abandoned).rejects.toThrow();
         await sleep(300);
@@ -145,11 +104,11 @@ describe('an upstream that ignores cancellation and asks late reaches no later c
 
   describe('the deadline lifts the quarantine when no late answer ever comes', () => {
     it.each(['legacy (v2, 2025-11-25)', 'modern (v2, 2026-07-28)'] as Generation[])('%s later caller: refused until the deadline, relayed after it', async (generation) => {
-      const alice = await connect(url, ALICE, 'legacy (sdk 1.x, 2025-era)');
-      const bob = await connect(url, BOB, generation);
+      const alice = await connect(h, ALICE, 'legacy (sdk 1.x, 2025-era)');
+      const bob = await connect(h, BOB, generation);
       try {
         const controller = new AbortController();
-        const abandoned = alice.callTool('brief__hang', {}, controller.signal);
+        const abandoned = alice.callTool('brief__hang', {}, { signal: controller.signal });
         setTimeout(() => controller.abort(), 200);
         await expect(abandoned).rejects.toThrow();
         const during = await bob.callTool('brief__ask', { kind: 'elicitation' });

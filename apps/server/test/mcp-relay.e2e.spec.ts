@@ -1,12 +1,12 @@
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { AuditRecord } from '@toolgate/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { healthTimes, sendExact, startHarness, type Harness } from './e2e-harness.js';
+import { connectMcp, healthTimes, sendExact, startHarness, type Harness } from './e2e-harness.js';
+import { connectAnswering as connect, GENERATIONS, lowRiskServer, mcpPostHeaders, sleep, textOf, upstreamText } from './mcp-relay-fixtures.js';
 
 // Response bodies are arbitrary JSON that each test narrows with expect(); `any` keeps them terse.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -18,67 +18,8 @@ const require = createRequire(import.meta.url);
 const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
 const ASKING = resolve(__dirname, '../../../libs/adapters/mcp-client/test/fixtures/asking-server.mjs');
 
-type Generation = 'modern (v2, 2026-07-28)' | 'legacy (v2, 2025-11-25)' | 'legacy (sdk 1.x, 2025-era)';
-const GENERATIONS: Generation[] = ['modern (v2, 2026-07-28)', 'legacy (v2, 2025-11-25)', 'legacy (sdk 1.x, 2025-era)'];
-
-/** What the test's client plays: the user who answers elicitations and the model that samples. */
-interface Answers {
-  elicit?: (params: any) => any | Promise<any>;
-  sample?: (params: any) => any | Promise<any>;
-}
-
-interface TestClient {
-  callTool(name: string, args: Record<string, unknown>, options?: { signal?: AbortSignal; onprogress?: (p: any) => void }): Promise<any>;
-  close(): Promise<void>;
-}
-
-/** A client of the generation that declares (and answers) exactly the capabilities given. */
-async function connect(url: string, token: string, generation: Generation, answers: Answers = {}): Promise<TestClient> {
-  const requestInit = { headers: { authorization: `Bearer ${token}` } };
-  const capabilities = {
-    ...(answers.elicit ? { elicitation: { form: {}, url: {} } } : {}),
-    ...(answers.sample ? { sampling: {} } : {}),
-  };
-  if (generation === 'legacy (sdk 1.x, 2025-era)') {
-    const client = new LegacyClient({ name: 'relay-v1', version: '1.0.0' }, { capabilities });
-    if (answers.elicit) client.setRequestHandler(ElicitRequestSchema, async (request) => answers.elicit?.(request.params));
-    if (answers.sample) client.setRequestHandler(CreateMessageRequestSchema, async (request) => answers.sample?.(request.params));
-    await client.connect(new LegacyTransport(new URL(url), { requestInit }));
-    return {
-      callTool: (name, args, options = {}) => client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...options }),
-      close: () => client.close(),
-    };
-  }
-  const client = new ModernClient(
-    { name: 'relay-v2', version: '1.0.0' },
-    {
-      capabilities,
-      ...(generation === 'modern (v2, 2026-07-28)' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}),
-    } as any,
-  );
-  if (answers.elicit) client.setRequestHandler('elicitation/create', async (request: any) => answers.elicit?.(request.params));
-  if (answers.sample) client.setRequestHandler('sampling/createMessage', async (request: any) => answers.sample?.(request.params));
-  await client.connect(new ModernTransport(new URL(url), { requestInit }));
-  return {
-    callTool: (name, args, options = {}) => client.callTool({ name, arguments: args }, { timeout: 60_000, ...options } as any),
-    close: () => client.close(),
-  };
-}
-
-const textOf = (result: any): string => (result.content ?? []).map((c: any) => c.text ?? '').join('\n');
-/** The text an upstream tool answered, out of the output Toolgate wraps it in. */
-const upstreamText = (result: any): string => {
-  try {
-    return textOf(JSON.parse(textOf(result)));
-  } catch {
-    return textOf(result);
-  }
-};
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('upstream elicitation, sampling and progress relayed over /mcp', { timeout: 180_000 }, () => {
   let h: Harness;
-  let url: string;
   beforeAll(async () => {
     h = await startHarness(
       {},
@@ -86,11 +27,11 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
         mcpServers: {
           servers: [
             // Trusted as low risk by the operator, so no approval stands between the test and the relay.
-            { name: 'every', command: process.execPath, args: [EVERYTHING, 'stdio'], env: {}, tier: 'unisolated', risk: 'low' },
-            { name: 'asks', command: process.execPath, args: [ASKING], env: {}, tier: 'unisolated', risk: 'low' },
+            lowRiskServer('every', [EVERYTHING, 'stdio']),
+            lowRiskServer('asks', [ASKING]),
             // The cancellation tests get their own connection: a cancelled call that its server never
             // answers (as MCP says a server should not) holds that connection's relays until its deadline (ADR 0057).
-            { name: 'halts', command: process.execPath, args: [ASKING], env: {}, tier: 'unisolated', risk: 'low' },
+            lowRiskServer('halts', [ASKING]),
           ],
         },
         principals: {
@@ -104,7 +45,6 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
         },
       },
     );
-    url = `${h.server.url}/mcp`;
   }, 60_000);
   afterAll(async () => h?.stop());
 
@@ -117,7 +57,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
   describe.each(GENERATIONS)('%s', (generation) => {
     it("relays the upstream's elicitation to the calling client and hands its answer back, audited", async () => {
       const asked: any[] = [];
-      const client = await connect(url, ALICE, generation, {
+      const client = await connect(h, ALICE, generation, {
         elicit: (params) => {
           asked.push(params);
           return { action: 'accept', content: { name: `Ada via ${generation}`, check: true } };
@@ -139,7 +79,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
 
     it("relays the upstream's URL-mode elicitation to a client that declared URL mode", async () => {
       const asked: any[] = [];
-      const client = await connect(url, ALICE, generation, { elicit: (params) => (asked.push(params), { action: 'accept' }) });
+      const client = await connect(h, ALICE, generation, { elicit: (params) => (asked.push(params), { action: 'accept' }) });
       try {
         const result = await client.callTool('every__trigger_url_elicitation', { url: 'https://example.org/consent', message: 'Please sign in' });
         expect(result.isError).toBeFalsy();
@@ -151,7 +91,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
 
     it("refuses to the upstream a URL elicitation that could pass for Toolgate's approval page (phishing), and shows it to nobody", async () => {
       const asked: any[] = [];
-      const client = await connect(url, ALICE, generation, { elicit: (params) => (asked.push(params), { action: 'accept' }) });
+      const client = await connect(h, ALICE, generation, { elicit: (params) => (asked.push(params), { action: 'accept' }) });
       const page = new URL(h.server.url);
       try {
         for (const lookalike of [`${page.origin}/approvals/0f6e`, `${page.protocol}//${page.host}/login`, 'https://toolgate.example.evil.test/%61pprovals/0f6e', 'https://evil.test/x/../APPROVALS/0f6e']) {
@@ -165,7 +105,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
     });
 
     it('relays the upstream sampling request to the calling client', async () => {
-      const client = await connect(url, ALICE, generation, {
+      const client = await connect(h, ALICE, generation, {
         sample: (params) => {
           expect(params.messages[0].content.text).toContain('haiku');
           return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `a sampled reply for ${generation}` } };
@@ -183,7 +123,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
     });
 
     it('refuses the upstream clearly when the calling client did not declare elicitation, and audits the refusal', async () => {
-      const client = await connect(url, ALICE, generation);
+      const client = await connect(h, ALICE, generation);
       try {
         const result = await client.callTool('every__trigger_elicitation_request', {});
         expect(result.isError).toBe(true);
@@ -197,7 +137,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
     });
 
     it('relays progress for the long-running tool when the client sent a progress token', async () => {
-      const client = await connect(url, ALICE, generation);
+      const client = await connect(h, ALICE, generation);
       const got: any[] = [];
       try {
         const result = await client.callTool('every__trigger_long_running_operation', { duration: 1.2, steps: 4 }, { onprogress: (p) => got.push(p) });
@@ -211,7 +151,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
     });
 
     it('cancellation mid-call stops the upstream call, and the audit says the caller cancelled it', async () => {
-      const client = await connect(url, ALICE, generation);
+      const client = await connect(h, ALICE, generation);
       const controller = new AbortController();
       try {
         const call = client.callTool('halts__wait', {}, { signal: controller.signal });
@@ -240,7 +180,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
       versionNegotiation: { mode: { pin: '2026-07-28' } },
       inputRequired: { autoFulfill: false },
     } as any);
-    await client.connect(new ModernTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    await connectMcp(h, token, client);
     const call = (params: Record<string, unknown>): Promise<any> => client.callTool(params as any, { allowInputRequired: true, timeout: 30_000 } as any);
     return { client, call };
   }
@@ -296,23 +236,14 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
   describe('answers to another call\'s relay id (2025 era)', () => {
     it('only the session that was asked can answer; forged answers from other principals and sessions are ignored', async () => {
       const bob = new LegacyClient({ name: 'bob', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-      const bobTransport = new LegacyTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${BOB}` } } });
-      await bob.connect(bobTransport);
+      const bobTransport = await connectMcp(h, BOB, bob);
       const alice2 = new LegacyClient({ name: 'alice-2', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-      const alice2Transport = new LegacyTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } });
-      await alice2.connect(alice2Transport);
+      const alice2Transport = await connectMcp(h, ALICE, alice2);
       const forge = (token: string, sessionId: string | undefined, id: unknown) =>
         sendExact(h.server.port, {
           method: 'POST',
           path: '/mcp',
-          headers: [
-            ['host', `127.0.0.1:${h.server.port}`],
-            ['authorization', `Bearer ${token}`],
-            ['content-type', 'application/json'],
-            ['accept', 'application/json, text/event-stream'],
-            ['mcp-protocol-version', '2025-11-25'],
-            ...(sessionId ? ([['mcp-session-id', sessionId]] as [string, string][]) : []),
-          ],
+          headers: mcpPostHeaders(h, token, '2025-11-25', sessionId ? [['mcp-session-id', sessionId]] : []),
           body: JSON.stringify({ jsonrpc: '2.0', id, result: { action: 'accept', content: { name: 'forged' } } }),
         });
       const forgedStatuses: number[] = [];
@@ -333,7 +264,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
         }
         return { action: 'accept', content: { name: 'genuine' } };
       });
-      await alice.connect(new LegacyTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }));
+      await connectMcp(h, ALICE, alice);
       try {
         const result = await alice.callTool({ name: 'asks__ask', arguments: { message: 'who?' } }, undefined, { timeout: 30_000 });
         expect(JSON.stringify(result)).toContain('genuine');
@@ -353,13 +284,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
         sendExact(h.server.port, {
           method: 'POST',
           path: '/mcp',
-          headers: [
-            ['host', `127.0.0.1:${h.server.port}`],
-            ['authorization', `Bearer ${ALICE}`],
-            ['content-type', 'application/json'],
-            ['accept', 'application/json, text/event-stream'],
-            ['mcp-protocol-version', '2025-06-18'],
-          ],
+          headers: mcpPostHeaders(h, ALICE, '2025-06-18'),
           body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'every__trigger_long_running_operation', arguments: { duration: 0.6, steps: 3 }, _meta: meta } }),
         });
       const without = await call({});
@@ -375,7 +300,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
 
   describe('progress flood', () => {
     it('an upstream flooding progress reaches the client at about 10 a second, the last always, and the server keeps answering', async () => {
-      const client = await connect(url, ALICE, 'legacy (sdk 1.x, 2025-era)');
+      const client = await connect(h, ALICE, 'legacy (sdk 1.x, 2025-era)');
       const got: any[] = [];
       let done = false;
       const started = performance.now();
@@ -400,7 +325,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
   describe('requests outside any call', () => {
     it('refuses an elicitation the upstream sends after the call ended; the client is never asked', async () => {
       let asked = 0;
-      const client = await connect(url, ALICE, 'legacy (sdk 1.x, 2025-era)', { elicit: () => ((asked += 1), { action: 'accept', content: { name: 'late' } }) });
+      const client = await connect(h, ALICE, 'legacy (sdk 1.x, 2025-era)', { elicit: () => ((asked += 1), { action: 'accept', content: { name: 'late' } }) });
       try {
         await client.callTool('asks__ask_later', {});
         await sleep(400);
@@ -417,7 +342,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
       let asked = 0;
       const client = new LegacyClient({ name: 'form-only', version: '1.0.0' }, { capabilities: { elicitation: {} } });
       client.setRequestHandler(ElicitRequestSchema, async () => ((asked += 1), { action: 'accept' }));
-      await client.connect(new LegacyTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }));
+      await connectMcp(h, ALICE, client);
       try {
         const result = await client.callTool({ name: 'every__trigger_url_elicitation', arguments: { url: 'https://example.org/x' } });
         expect(result.isError).toBe(true);
@@ -432,7 +357,7 @@ describe('upstream elicitation, sampling and progress relayed over /mcp', { time
   describe('oversized relay requests', () => {
     it.each(GENERATIONS)('%s: refuses oversized params before the client sees them', async (generation) => {
       let asked = 0;
-      const client = await connect(url, ALICE, generation, { elicit: () => ((asked += 1), { action: 'decline' }) });
+      const client = await connect(h, ALICE, generation, { elicit: () => ((asked += 1), { action: 'decline' }) });
       try {
         const result = await client.callTool('asks__ask_big', { bytes: 300_000 });
         expect(result.isError).toBe(true);
