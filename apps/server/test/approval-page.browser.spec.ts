@@ -1,14 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { chromiumForSuite } from '@toolgate/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalPageUrl } from '../src/http/approval-page.js';
-import type { Harness } from './e2e-harness.js';
+import { connectMcp, type Harness } from './e2e-harness.js';
 import { ALICE, CAROL, GINA, RITA, requestEcho, startApprovalServer } from './approval-page-setup.js';
 
 const executablePath = chromiumForSuite('approval page (browser)');
@@ -268,8 +267,6 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
 
     /** An MCP client of the requester whose elicitation handler hands the URL to `human` and answers what it says. */
     async function agent(era: Era, human: (url: string) => Promise<'accept' | 'decline'>): Promise<Agent> {
-      const url = new URL(`${h.server.url}/mcp`);
-      const requestInit = { headers: { authorization: `Bearer ${ALICE}` } };
       const answer = async (params: { mode?: string; url?: string }) => {
         expect(params.mode).toBe('url');
         return { action: await human(String(params.url)) };
@@ -277,7 +274,7 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
       if (era === '2025-11-25 (sdk 1.x, URL elicitation)') {
         const client = new LegacyClient({ name: 'agent-2025', version: '1' }, { capabilities: { elicitation: { url: {} } } });
         client.setRequestHandler(ElicitRequestSchema, (request) => answer(request.params as never));
-        await client.connect(new LegacyTransport(url, { requestInit }));
+        await connectMcp(h, ALICE, client);
         return {
           call: (text) => client.callTool({ name: 'files__echo', arguments: { text } }, undefined, { timeout: 60_000 }) as never,
           close: () => client.close(),
@@ -285,7 +282,7 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
       }
       const client = new ModernClient({ name: 'agent-2026', version: '1' }, { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
       client.setRequestHandler('elicitation/create', (request) => answer(request.params as never));
-      await client.connect(new ModernTransport(url, { requestInit }));
+      await connectMcp(h, ALICE, client);
       return { call: (text) => client.callTool({ name: 'files__echo', arguments: { text } }, { timeout: 60_000 }) as never, close: () => client.close() };
     }
 
