@@ -294,6 +294,9 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
         const client = await agent(era, async (url) => {
           shown.push(url);
           const id = decodeURIComponent(new URL(url).pathname.split('/').pop()!);
+          // Named before the page opens: a 2025-era hold polls the store, not this answer, so the
+          // call's result may arrive while the page is still closing.
+          decidedId = id;
           const { page, seen, close } = await open(id);
           try {
             expect(page.url()).toBe(url);
@@ -308,7 +311,6 @@ describe.skipIf(executablePath === undefined)('the approval page in chromium', (
           } finally {
             await close();
           }
-          decidedId = id;
           // "accept" only says the user went to the page; the approval itself was the approver's.
           return 'accept';
         });
