@@ -88,10 +88,15 @@ export class CallerBridge {
     const id = message.id as string | number;
     this.#unanswered.delete(id);
     const timer = this.#quarantined.get(id);
-    if (timer !== undefined) {
+    if (timer === undefined) return;
+    // Lifted on the next turn, not now: the transport hands a read's messages over in one loop,
+    // before the SDK runs any request handler, so a question the server wrote before this late
+    // answer would otherwise be judged after it and reach the call in flight.
+    setImmediate(() => {
+      if (this.#quarantined.get(id) !== timer) return;
       clearTimeout(timer);
       this.#quarantined.delete(id);
-    }
+    });
   }
 
   /** How many `tools/call` requests have been sent so far; with {@link lastSent}, which id a call was sent as. */

@@ -272,9 +272,10 @@ export class McpToolSource implements ToolSource {
           : {}),
       });
       // The SDK sends the request before callTool first yields, so the id sent since is this call's;
-      // if that ever changes, the id is not known and an abandoned call is held to its deadline.
+      // if that ever changes (nothing or several seen sent), the id is not known and an abandoned
+      // call is held to its deadline.
       const sentSince = live.bridge.sentCount - sentBefore;
-      if (sentSince > 0) tracked.sentAs(sentSince === 1 ? (live.bridge.lastSent ?? 'unknown') : 'unknown');
+      tracked.sentAs(sentSince === 1 ? (live.bridge.lastSent ?? 'unknown') : 'unknown');
       result = await pending;
     } catch (error) {
       throw this.callFailure(name, error, ctx.signal, live);

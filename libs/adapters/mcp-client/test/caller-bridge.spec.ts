@@ -92,9 +92,30 @@ describe('quarantine after an abandoned call', () => {
     expect(bob.refused).toEqual([{ kind: 'elicitation', reason: QUARANTINE_REASON }]);
     expect(bob.asked).toEqual([]);
     bridge.received({ jsonrpc: '2.0', id: 7, error: { code: -1, message: 'late failure' } });
+    // A question the server writes after that answer reaches the bridge in a later turn.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(bridge.quarantined).toBe(false);
     expect(await elicit()).toMatch(/^answered /);
     bobs.end();
+  });
+
+  it('a question read in the same batch as the late answer, before it, is still refused (judged as it arrived)', async () => {
+    const alice = bridge.track(caller().ctx);
+    bridge.sent(toolsCall(7));
+    alice.sentAs(7);
+    alice.end();
+    const bob = caller();
+    const tracked = bridge.track(bob.ctx);
+    bridge.sent(toolsCall(8));
+    tracked.sentAs(8);
+    // The question is on its way to the handler when the late answer is read in the same turn.
+    const asked = elicit();
+    bridge.received(answer(7));
+    expect(await asked).toMatch(new RegExp(`refused: .*${QUARANTINE_REASON}`));
+    expect(bob.asked).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(bridge.quarantined).toBe(false);
+    tracked.end();
   });
 
   it('a call answered before it ended quarantines nothing; one that sent nothing quarantines nothing', () => {
