@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { redactSecrets } from './redaction.js';
 
+/**
+ * The CPU time synchronous `work` took (user and system, over this test process's threads), which
+ * a loaded box does not stretch as it does the wall clock. contracts' tests import only vitest, so
+ * this stands in for `timeOnThread` of @toolgate/testing; it counts at least this thread's time.
+ */
+function cpuMs(work: () => void): number {
+  const start = process.cpuUsage();
+  work();
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
+}
+
 describe('redactSecrets', () => {
   it.each([
     ['Bearer abc.def', 'Bearer [REDACTED]'],
@@ -147,9 +159,7 @@ describe('redactSecrets', () => {
       ['many encoded near-separators', '%22password%22%3'.repeat(10_000)],
       ['many access-key names before short values', ' aws_secret_access_key abc'.repeat(5_000)],
     ])('stays linear on %s', (_name, input) => {
-      const started = performance.now();
-      redactSecrets(input);
-      expect(performance.now() - started).toBeLessThan(500);
+      expect(cpuMs(() => redactSecrets(input))).toBeLessThan(500);
     });
   });
 

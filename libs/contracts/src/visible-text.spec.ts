@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { flattenText, hasUnshowable } from './visible-text.js';
 
+/**
+ * The CPU time synchronous `work` took (user and system, over this test process's threads), which
+ * a loaded box does not stretch as it does the wall clock. contracts' tests import only vitest, so
+ * this stands in for `timeOnThread` of @toolgate/testing; it counts at least this thread's time.
+ */
+function cpuMs(work: () => void): number {
+  const start = process.cpuUsage();
+  work();
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
+}
+
 describe('flattenText', () => {
   describe('instruction injection through untrusted text', () => {
     it.each([
@@ -33,10 +45,11 @@ describe('flattenText', () => {
   });
 
   it('stays linear on long hostile input', () => {
-    const started = performance.now();
-    flattenText('\u200b\n\u3164'.repeat(100_000), 1000);
-    flattenText(`\u001b]${'a'.repeat(200_000)}`, 1000);
-    hasUnshowable('a'.repeat(300_000));
-    expect(performance.now() - started).toBeLessThan(1000);
+    const ms = cpuMs(() => {
+      flattenText('\u200b\n\u3164'.repeat(100_000), 1000);
+      flattenText(`\u001b]${'a'.repeat(200_000)}`, 1000);
+      hasUnshowable('a'.repeat(300_000));
+    });
+    expect(ms).toBeLessThan(1000);
   });
 });

@@ -1,3 +1,4 @@
+import { timeOnThread } from '@toolgate/testing';
 import { describe, expect, it } from 'vitest';
 import { sanitizeToolMessage } from './error-sanitizer.js';
 
@@ -38,9 +39,8 @@ describe('sanitizeToolMessage', () => {
       ['a megabyte of paths', '/a/b '.repeat(200 * 1024)],
       ['a megabyte of slashes', '/'.repeat(1024 * 1024)],
     ])('answers %s in linear time', (_name, message) => {
-      const started = performance.now();
-      const out = sanitizeToolMessage(message, { workspaceRoot: '/srv/ws', argsJson: bigArgs });
-      expect(performance.now() - started).toBeLessThan(100);
+      const { value: out, ms } = timeOnThread(() => sanitizeToolMessage(message, { workspaceRoot: '/srv/ws', argsJson: bigArgs }));
+      expect(ms).toBeLessThan(100);
       expect(out.length).toBeLessThanOrEqual(1000);
     });
   });

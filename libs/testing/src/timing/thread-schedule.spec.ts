@@ -1,5 +1,7 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { threadSchedule, timeOnThread } from './thread-schedule.js';
+import { threadSchedule, timeLessCpuWait, timeOnThread, watchLoopHold } from './thread-schedule.js';
 
 describe('timing on the thread', () => {
   it('counts the CPU time synchronous work holds the thread', () => {
@@ -17,5 +19,65 @@ describe('timing on the thread', () => {
     const start = threadSchedule();
     await new Promise((resolve) => setTimeout(resolve, 80));
     if (start.ranMs > 0) expect(threadSchedule().ranMs - start.ranMs).toBeLessThan(60);
+  });
+
+  it('sees the event loop held by synchronous work on this thread, and not a quiet wait', async () => {
+    const quiet = watchLoopHold(5);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(quiet.stop()).toBeLessThan(40);
+    const busy = watchLoopHold(5);
+    await new Promise((resolve) => setTimeout(resolve, 15));
+    // 120 ms on a CPU (or of wall time where the kernel does not say), however loaded the box.
+    const start = threadSchedule().ranMs;
+    const wallUntil = performance.now() + 120;
+    const ran = () => (start > 0 ? threadSchedule().ranMs - start >= 120 : performance.now() >= wallUntil);
+    while (!ran()) {
+      // Holds the loop on this thread.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 15));
+    expect(busy.stop()).toBeGreaterThanOrEqual(60);
+  });
+
+  it('counts the time async work waits on a timer, and says its value', async () => {
+    const outer = { wall: performance.now(), waited: threadSchedule().waitedMs };
+    const { value, ms } = await timeLessCpuWait(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      return 'done';
+    });
+    const wall = performance.now() - outer.wall;
+    expect(value).toBe('done');
+    // A timer's wait is not time spent runnable, so it stays in; only CPU wait comes out.
+    expect(ms).toBeGreaterThanOrEqual(70);
+    expect(ms).toBeLessThanOrEqual(wall);
+    expect(ms).toBeGreaterThanOrEqual(wall - (threadSchedule().waitedMs - outer.waited) - 5);
+  });
+
+  it('takes out the time async work on this thread was kept off a CPU by other busy threads', async () => {
+    // Busy threads in this process, more than there are cores, so this one has to wait for a CPU.
+    const busy = Array.from({ length: Math.min(availableParallelism() + 1, 8) }, () => new Worker('for (;;) {}', { eval: true }));
+    try {
+      const start = threadSchedule();
+      const { ms } = await timeLessCpuWait(async () => {
+        // 10 slices of 10 ms on a CPU (or of wall time where the kernel does not say), yielding between them.
+        for (let slice = 0; slice < 10; slice++) {
+          const from = threadSchedule().ranMs;
+          const wallUntil = performance.now() + 10;
+          while (from > 0 ? threadSchedule().ranMs - from < 10 : performance.now() < wallUntil) {
+            // Holds the thread.
+          }
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      });
+      if (start.ranMs > 0) {
+        const ran = threadSchedule().ranMs - start.ranMs;
+        // Nothing in the work sleeps: what is left after the CPU wait is the time it ran.
+        expect(ms).toBeGreaterThanOrEqual(ran - 10);
+        expect(ms).toBeLessThan(ran + 100);
+      } else {
+        expect(ms).toBeGreaterThanOrEqual(100);
+      }
+    } finally {
+      await Promise.all(busy.map((worker) => worker.terminate()));
+    }
   });
 });
