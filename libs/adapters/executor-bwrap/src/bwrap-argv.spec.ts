@@ -66,6 +66,18 @@ describe('bwrapArgs', () => {
     expect(after(bwrapArgs({ ...plan, cwd: '' }), '--chdir')).toEqual([['/workspace']]);
   });
 
+  it("binds the operator's read-only paths with --ro-bind (never -try), shallower first, before the workspace", () => {
+    const withPaths = bwrapArgs({ ...plan, readOnlyPaths: ['/opt/servers/x/lib', '/opt/servers/x', '/srv/node_modules'] });
+    expect(after(withPaths, '--ro-bind', 2).slice(-3)).toEqual([
+      ['/srv/node_modules', '/srv/node_modules'],
+      ['/opt/servers/x', '/opt/servers/x'],
+      ['/opt/servers/x/lib', '/opt/servers/x/lib'],
+    ]);
+    expect(after(withPaths, '--ro-bind-try', 2)).toEqual([['/etc/alternatives', '/etc/alternatives']]);
+    expect(withPaths.lastIndexOf('/opt/servers/x/lib')).toBeLessThan(withPaths.indexOf('--bind'));
+    expect(withPaths.lastIndexOf('/opt/servers/x/lib')).toBeGreaterThan(withPaths.indexOf('/tmp'));
+  });
+
   it('makes /dev read-only after its capped /dev/shm is mounted', () => {
     const dev = args.indexOf('--dev');
     const shm = args.indexOf('/dev/shm');

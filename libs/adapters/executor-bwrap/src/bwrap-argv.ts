@@ -22,6 +22,11 @@ export interface SandboxPlan {
   readonly topLevel: readonly TopLevelEntry[];
   /** Host files or directories bound read-only at the same path, skipped when absent. */
   readonly readOnly: readonly string[];
+  /**
+   * The operator's read-only paths of this process (`ProcessSpec.readOnlyPaths`), checked to exist
+   * and bound read-only at the same path with `--ro-bind`, so one that vanished fails the start.
+   */
+  readonly readOnlyPaths?: readonly string[];
   /** Generated `/etc/passwd` and `/etc/group` on the host. */
   readonly passwdFile: string;
   readonly groupFile: string;
@@ -53,8 +58,8 @@ export function hostTopLevel(): TopLevelEntry[] {
  *
  * What the sandbox sees: `/usr` (read-only), the distro's `/bin`/`/lib` links, a fresh `/proc`
  * of its own pid namespace, a minimal read-only `/dev` with a size-capped `/dev/shm`, a private size-capped `/tmp`, a generated
- * `/etc/passwd` and `/etc/group`, the few read-only `/etc` entries in `readOnly`, and the
- * workspace read-write at `/workspace`. No host `/etc`, `/home`, `/root`, `/var`, `/run`; no
+ * `/etc/passwd` and `/etc/group`, the few read-only `/etc` entries in `readOnly`, the operator's
+ * `readOnlyPaths` read-only at their own place, and the workspace read-write at `/workspace`. No host `/etc`, `/home`, `/root`, `/var`, `/run`; no
  * network (own empty network namespace); no capabilities; no nested user namespaces.
  */
 export function bwrapArgs(plan: SandboxPlan): string[] {
@@ -87,8 +92,15 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
   args.push('--size', String(plan.tmpSizeBytes), '--tmpfs', '/tmp');
   args.push('--ro-bind', plan.passwdFile, '/etc/passwd', '--ro-bind', plan.groupFile, '/etc/group');
   for (const path of plan.readOnly) args.push('--ro-bind-try', path, path);
+  // Shallower first: a mount made after one below it would hide it.
+  const operatorPaths = [...(plan.readOnlyPaths ?? [])].sort((a, b) => depth(a) - depth(b));
+  for (const path of operatorPaths) args.push('--ro-bind', path, path);
   args.push('--bind', plan.workspace, SANDBOX_WORKSPACE);
   args.push('--remount-ro', '/');
   args.push('--chdir', plan.cwd === '' ? SANDBOX_WORKSPACE : `${SANDBOX_WORKSPACE}/${plan.cwd}`);
   return args;
+}
+
+function depth(path: string): number {
+  return path.split('/').length;
 }

@@ -19,6 +19,7 @@ import {
   type WorkingDirectory,
 } from '@toolgate/adapter-kit-process';
 import { bwrapArgs, hostTopLevel, SANDBOX_WORKSPACE, type SandboxPlan, type TopLevelEntry } from './bwrap-argv.js';
+import { checkReadOnlyPaths } from './read-only-paths.js';
 import { identityFiles } from './sandbox-identity.js';
 import { CallCgroup, enterCgroupsArgv, findCgroupLayout, removeStaleCgroups, usableLayout, type CapMechanism, type CgroupLayout, type ResourceLimits } from './call-cgroup.js';
 
@@ -147,6 +148,7 @@ export class BwrapRunner implements ProcessRunner {
       shmSizeBytes: this.shmSizeBytes,
       topLevel: this.topLevel,
       readOnly: this.readOnly,
+      readOnlyPaths: checkReadOnlyPaths(spec.readOnlyPaths),
       passwdFile: ids.passwd,
       groupFile: ids.group,
       env: {

@@ -9,3 +9,13 @@ export { budgetWindow, type BudgetWindow } from './budget-window.js';
 export { checkBusMessage, checkBusRead, publishedMessage } from './bus-message.js';
 export { normaliseEgress, withHost } from './egress-settings.js';
 export { isStorableText, jsonObjectText, requireInteger, requireName, requireText } from './text-rules.js';
+export {
+  checkToolPin,
+  isPinnableToolName,
+  requirePinDigest,
+  sha256Digest,
+  MAX_PIN_BY_LENGTH,
+  MAX_PIN_DEFINITION_BYTES,
+  MAX_PIN_DEFINITION_DEPTH,
+  MAX_PIN_TOOL_LENGTH,
+} from './tool-pin-rules.js';

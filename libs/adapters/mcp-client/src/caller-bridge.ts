@@ -85,7 +85,9 @@ export class CallerBridge {
   /** Sees a message the server sends, before the SDK handles it (wire it to the transport's receive). */
   received(message: JSONRPCMessage): void {
     if ('method' in message || !('id' in message) || message.id === null || message.id === undefined) return;
-    const id = message.id as string | number;
+    // The SDK reads an answer's id as a number, so `"7"` answers request 7: matched the same way.
+    const sent = message.id as string | number;
+    const id = typeof sent === 'string' && !this.#unanswered.has(sent) && !this.#quarantined.has(sent) && Number.isFinite(Number(sent)) ? Number(sent) : sent;
     this.#unanswered.delete(id);
     const timer = this.#quarantined.get(id);
     if (timer === undefined) return;

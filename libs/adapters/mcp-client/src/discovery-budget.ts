@@ -9,7 +9,10 @@
  * few seconds spread over many turns (measured in the "discovery that costs too much" specs).
  */
 export const MCP_DISCOVERY_BUDGET = {
-  /** Bytes of input schema (as JSON) across all of a server's tools. */
+  /**
+   * Bytes of declared tool definitions (each tool's whole entry as JSON: input and output schemas,
+   * annotations, description) across all of a server's tools: what the gateway pins (ADR 0069).
+   */
   schemaBytes: 1024 * 1024,
   /** Pattern weight (`patternWeight`) across all of a server's tools. */
   patterns: 1000,
@@ -35,8 +38,9 @@ export function patternWeight(pattern: string): number {
   return 1 + Math.floor((pattern.length + repeats) / 100);
 }
 
-/** What one input schema would cost to compile, counted before it is compiled. */
+/** What one tool would cost, counted before its input schema is compiled. */
 export interface SchemaCount {
+  /** Bytes of its declared definition as JSON (its input schema's and the rest of its entry). */
   readonly bytes: number;
   readonly patterns: number;
   readonly properties: number;
@@ -93,7 +97,7 @@ export class DiscoveryBudget {
       return `its input schema has ${count.properties} properties, more than the ${b.propertiesPerSchema} allowed per tool`;
     }
     if (this.bytes + count.bytes > b.schemaBytes) {
-      return `the server's input schemas would exceed the discovery budget of ${b.schemaBytes} bytes in total`;
+      return `the server's tool definitions would exceed the discovery budget of ${b.schemaBytes} bytes in total`;
     }
     if (this.patterns + count.patterns > b.patterns) {
       return `the server's input schemas would exceed the discovery budget of pattern weight ${b.patterns} in total`;

@@ -39,8 +39,9 @@ describe('parseMcpServersFile', () => {
           permissions: [{ type: 'network', scope: 'api.example.com' }],
         },
       ],
+      remotes: [],
     });
-    expect(parseMcpServersFile('{"servers":[]}')).toEqual({ servers: [] });
+    expect(parseMcpServersFile('{"servers":[]}')).toEqual({ servers: [], remotes: [] });
   });
 
   it('refuses text that is not JSON, saying where without quoting the text', () => {
@@ -74,7 +75,7 @@ describe('parseMcpServersFile', () => {
     );
     expect(fault(file(server({ name: 'a'.repeat(33) })))).toContain('must match');
     expect(fault(file(server({ cmd: 'node' })))).toBe(
-      'MCP servers file: servers[0] ("files"): unknown key "cmd"; allowed keys are "name", "command", "args", "env", "tier", "risk", "timeoutMs", "permissions"',
+      'MCP servers file: servers[0] ("files"): unknown key "cmd"; allowed keys are "name", "command", "args", "env", "tier", "risk", "timeoutMs", "permissions", "readOnlyPaths"',
     );
     expect(fault('{"servers":[{"name":"files","command":"node","tier":"unisolated","__proto__":{"polluted":true}}]}')).toContain(
       'unknown key "__proto__"',
@@ -167,5 +168,139 @@ describe('parseMcpServersFile', () => {
     expect(fault(file(server({ permissions: [{ type: 'exec', scope: 'x', why: 'y' }] })))).toContain(
       'permissions[0]: unknown key "why"',
     );
+  });
+
+  describe('remote servers (an entry with "url")', () => {
+    const remote = (over: Record<string, unknown> = {}) => ({ name: 'docs', url: 'https://docs.example.com/mcp', ...over });
+    const tokenHeader = { Authorization: { file: '/run/secrets/docs-token', prefix: 'Bearer ' } };
+
+    it('accepts a URL, file-backed headers and the shared trust keys, beside stdio servers', () => {
+      const config = parseMcpServersFile(
+        file(server(), remote({ headers: { ...tokenHeader, 'X-Api-Key': { file: '/run/secrets/k' } }, risk: 'medium', timeoutMs: 5000 }), remote({ name: 'wiki', url: 'http://127.0.0.1:9000/mcp?x=1' })),
+      );
+      expect(config.servers.map((s) => s.name)).toEqual(['files']);
+      expect(config.remotes).toEqual([
+        {
+          name: 'docs',
+          url: 'https://docs.example.com/mcp',
+          headers: { authorization: { file: '/run/secrets/docs-token', prefix: 'Bearer ' }, 'x-api-key': { file: '/run/secrets/k' } },
+          risk: 'medium',
+          timeoutMs: 5000,
+        },
+        { name: 'wiki', url: 'http://127.0.0.1:9000/mcp?x=1', headers: {} },
+      ]);
+    });
+
+    it('refuses an entry with both "command" and "url", and one with neither', () => {
+      expect(fault(file(remote({ command: 'node' })))).toBe(
+        'MCP servers file: servers[0] ("docs"): has both "command" and "url": a server is either started by Toolgate ("command") or reached over HTTP ("url")',
+      );
+      expect(fault(file({ name: 'docs' }))).toBe(
+        'MCP servers file: servers[0] ("docs"): "command" is required for a server Toolgate starts over stdio; a remote server over Streamable HTTP has "url" instead',
+      );
+    });
+
+    it('refuses the keys of a started server on a remote one, saying why', () => {
+      for (const key of ['args', 'env', 'tier', 'readOnlyPaths']) {
+        expect(fault(file(remote({ [key]: key === 'env' ? { TOKEN: SECRET } : [SECRET] })))).toMatch(
+          new RegExp(`^MCP servers file: servers\\[0\\] \\("docs"\\): "${key}" is for a server Toolgate starts \\("command"\\); a remote server \\("url"\\) runs on its own host`),
+        );
+      }
+      expect(fault(file(server({ headers: tokenHeader })))).toBe(
+        'MCP servers file: servers[0] ("files"): "headers" is for a remote server (one with "url"), not one started with "command"',
+      );
+      expect(fault(file(remote({ token: SECRET })))).toBe(
+        'MCP servers file: servers[0] ("docs"): unknown key "token"; allowed keys are "name", "url", "headers", "risk", "timeoutMs", "permissions"',
+      );
+    });
+
+    describe('URL spellings that are refused', () => {
+      it.each([
+        ['ftp://docs.example.com/mcp', '"url" must be http: or https:, not "ftp:"'],
+        ['file:///etc/passwd', '"url" must be http: or https:, not "file:"'],
+        ['javascript:alert(1)', '"url" must be http: or https:, not "javascript:"'],
+        ['ws://docs.example.com/mcp', '"url" must be http: or https:, not "ws:"'],
+        ['/mcp', '"url" is not an absolute URL'],
+        ['docs.example.com/mcp', '"url" is not an absolute URL'],
+        ['', '"url" must be a non-empty string'],
+        ['https://docs.example.com/mcp#frag', '"url" must not have a fragment'],
+        ['https://docs.example.com/mcp#', '"url" must not have a fragment'],
+        [`https://${'a'.repeat(2100)}.example.com/`, '"url" has 2121 characters; the limit is 2048'],
+      ])('%j', (url, why) => {
+        expect(fault(file(remote({ url })))).toContain(`servers[0] ("docs"): ${why}`);
+      });
+
+      it.each([
+        `https://user:${SECRET}@docs.example.com/mcp`,
+        `https://${SECRET}@docs.example.com/mcp`,
+        `https://:${SECRET}@docs.example.com/mcp`,
+        `HTTPS://u:${SECRET}@docs.example.com`,
+        `https://@docs.example.com/mcp`,
+      ])('credentials in the URL %#, never echoed', (url) => {
+        expect(fault(file(remote({ url })))).toBe(
+          'MCP servers file: servers[0] ("docs"): "url" must not carry credentials (user:password@host); put a credential in a file named in "headers"',
+        );
+      });
+
+      it('refuses a URL that is not a string', () => {
+        expect(fault(file(remote({ url: ['https://docs.example.com'] })))).toContain('"url" must be a non-empty string');
+      });
+    });
+
+    describe('header injection and headers the connection owns', () => {
+      it.each(['Host', 'host', 'HOST', 'Content-Length', 'Transfer-Encoding', 'Connection', 'Keep-Alive', 'Upgrade', 'TE', 'Trailer', 'Proxy-Authorization', 'Accept', 'Content-Type', 'Last-Event-ID', 'Cookie'])(
+        'refuses %j',
+        (name) => {
+          expect(fault(file(remote({ headers: { [name]: { file: '/run/secrets/x' } } })))).toBe(
+            `MCP servers file: servers[0] ("docs"): header "${name}" is set by the connection itself and cannot be configured`,
+          );
+        },
+      );
+
+      it.each(['Mcp-Session-Id', 'mcp-protocol-version', 'MCP-Anything'])('refuses the transport header %j', (name) => {
+        expect(fault(file(remote({ headers: { [name]: { file: '/run/secrets/x' } } })))).toBe(
+          `MCP servers file: servers[0] ("docs"): header "${name}" is an MCP transport header (Mcp-*), set by the transport itself`,
+        );
+      });
+
+      it.each(['Bad Header', 'X-A\r\nHost', 'X-A\nHost', 'X:Y', '', 'Ä', 'X-A\u0000'])('refuses the header name %j', (name) => {
+        expect(fault(file(remote({ headers: { [name]: { file: '/run/secrets/x' } } })))).toContain('is not a valid HTTP header name');
+      });
+
+      it('refuses a name given twice in two cases', () => {
+        expect(fault(file(remote({ headers: { 'X-Key': { file: '/a' }, 'x-key': { file: '/b' } } })))).toContain(
+          'header "x-key" is named twice (header names ignore case)',
+        );
+      });
+
+      it('refuses a value written in the config text, never echoing it', () => {
+        expect(fault(file(remote({ headers: { Authorization: `Bearer ${SECRET}` } })))).toBe(
+          'MCP servers file: servers[0] ("docs"): headers.Authorization must be {"file": "/path"}: header values come from files, so a credential is never written in this file',
+        );
+        expect(fault(file(remote({ headers: { Authorization: { value: SECRET } } })))).toContain('headers.Authorization: unknown key "value"');
+      });
+
+      it.each([
+        [{ file: 'run/secrets/x' }, '"file" must be an absolute path'],
+        [{ file: '' }, '"file" must be an absolute path'],
+        [{ file: '/run/x\nHost: evil' }, '"file" must be an absolute path'],
+        [{ file: 7 }, '"file" must be an absolute path'],
+        [{ file: '/x', prefix: 'Bearer\r\nHost: evil ' }, '"prefix" must be printable ASCII'],
+        [{ file: '/x', prefix: 'x'.repeat(65) }, '"prefix" must be printable ASCII of at most 64'],
+        [{ file: '/x', prefix: 3 }, '"prefix" must be printable ASCII'],
+      ])('refuses the header source %j', (source, why) => {
+        expect(fault(file(remote({ headers: { Authorization: source } })))).toContain(`headers.Authorization: ${why}`);
+      });
+
+      it('bounds the number of headers', () => {
+        const headers = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`x-h${i}`, { file: '/x' }]));
+        expect(fault(file(remote({ headers })))).toContain('"headers" has 17 entries; the limit is 16');
+      });
+    });
+
+    it('shares the name namespace with stdio servers', () => {
+      expect(fault(file(server({ name: 'docs' }), remote()))).toBe('MCP servers file: servers[1] ("docs"): duplicate name; servers[0] already uses it');
+      expect(fault(file(remote({ name: 'my-docs' }), server({ name: 'my_docs' })))).toContain('both register tools as "my_docs__…"');
+    });
   });
 });

@@ -126,7 +126,9 @@ describe('toToolOutput and errorText', () => {
     expect(errorText({ content: [{ type: 'text', text: 'bad\n\tinput' }, { type: 'text', text: 'again' }] })).toBe('bad input again');
     expect(errorText({ content: [] })).toBe('the tool reported an error without text');
     expect(errorText({ content: [{ type: 'text', text: 'y'.repeat(5000) }] })).toHaveLength(1000);
-    expect(sanitiseMessage('a\u001b[31mred\u2028b', 100)).toBe('a [31mred b');
+    // The operator-log sanitiser removes a terminal escape whole, not leaving `[31m` (red team F7).
+    expect(sanitiseMessage('a\u001b[31mred\u2028b', 100)).toBe('ared b');
+    expect(sanitiseMessage('a\u202eb', 100)).toBe('ab');
   });
 });
 
@@ -234,6 +236,33 @@ describe('catastrophic backtracking in MCP schemas', () => {
       expect(performance.now() - started).toBeLessThan(100);
       expect(result.valid).toBe(false);
     }
+  });
+
+  it('compiles an output schema at its tool\'s first check, once, not when the SDK asks for the validator', () => {
+    // The SDK asks for a validator for every tool of a listing in one synchronous loop: compiling
+    // there put every compile of a re-listing in one turn of the event loop.
+    const validators = new LinearOutputValidator();
+    let reads = 0;
+    const schema = {
+      get type() {
+        reads++;
+        return 'object';
+      },
+      properties: { n: { type: 'number' } },
+      required: ['n'],
+    };
+    const validate = validators.getValidator<{ n: number }>(schema);
+    expect(reads).toBe(0);
+    expect(validate({ n: 1 }).valid).toBe(true);
+    const compiledWith = reads;
+    expect(compiledWith).toBeGreaterThan(0);
+    expect(validate({ n: 'one' }).valid).toBe(false);
+    expect(validate({ n: 2 }).valid).toBe(true);
+    expect(reads).toBe(compiledWith);
+    // An unusable schema is found at the first check too, and refuses every output with the reason.
+    const unusable = validators.getValidator({ type: 'object', properties: { s: { type: 'string', pattern: '(?<=a)b' } } });
+    expect(unusable({ s: 'ab' })).toMatchObject({ valid: false, errorMessage: expect.stringMatching(/output schema is unusable/) });
+    expect(unusable({ s: 'b' }).valid).toBe(false);
   });
 
   it('refuses every output of a tool whose output schema the engine cannot run, and keeps checking the others', () => {

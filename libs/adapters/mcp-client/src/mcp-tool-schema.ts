@@ -13,11 +13,19 @@ import {
 } from '@toolgate/contracts';
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { RE2JS } from 're2js';
+import { structuralCount } from './json-structure.js';
 
 /** Bounds on what a server may declare about one tool. */
 export const MCP_TOOL_LIMITS = {
   /** Characters of the sanitised tool part of `<server>__<tool>`. */
   toolNameChars: 64,
+  /**
+   * Characters of a tool's description. Real servers write parameter guides into it
+   * (sequential-thinking's is 2,781 characters); the bound only keeps one tool from filling an
+   * agent's context (ADR 0058). A cut description says so in its text.
+   */
+  toolDescriptionChars: 10_000,
+  /** Characters of each prose keyword inside a schema (`title`, `description`, …) and each `default` string. */
   descriptionChars: 1000,
   schemaBytes: 64 * 1024,
   schemaDepth: 32,
@@ -106,7 +114,22 @@ export class LinearOutputValidator implements jsonSchemaValidator {
     new Ajv({ strict: false, validateSchema: false, validateFormats: false, allErrors: false, logger: false, code: { regExp: linearRegExp } }),
   );
 
+  /**
+   * Compiles on the first check, not here: the SDK asks for a validator for every tool of every
+   * `tools/list` page in one synchronous loop, so compiling here put 256 compiles of a server's
+   * choosing in one turn of the event loop at each re-listing (a 100 ms hold for every other caller
+   * with 2 KB schemas, seen in the pin-flood test). A tool's schema is compiled when the tool is
+   * first called, once.
+   */
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    let check: JsonSchemaValidator<T> | undefined;
+    return (input) => {
+      check ??= this.compile<T>(schema);
+      return check(input);
+    };
+  }
+
+  private compile<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
     let validate: ValidateFunction;
     try {
       // The server picks the output too: no keyword may make checking it quadratic.
@@ -334,23 +357,245 @@ interface ContentItem {
 /**
  * The tool output of a successful call: text items kept as they are, other items (images, audio,
  * resources, links) summarised in a line, since binary payloads have no place in an agent's
- * context and the gateway's size limit would refuse them anyway. `structuredContent` is kept.
+ * context and the gateway's size limit would refuse them anyway. A text item that is itself
+ * binary (base64, wrapped or not, or a base64 `data:` URL) is summarised the same way.
+ * `structuredContent` is kept under the same rule (`withoutBinary`), and a text item that only
+ * mirrors it (see `mirrorsOf`) becomes a one-line summary, so the payload reaches the agent (and
+ * counts against the output limit) once; but only when the copy passed on holds all the text
+ * does (changed at most by binary summaries), so a cut never leaves the agent without data the
+ * server sent. Linear in the size of the result, with at most {@link STRUCTURED_NODES} values walked.
  */
 export function toToolOutput(result: Readonly<Record<string, unknown>>): JsonObject {
   const items = Array.isArray(result['content']) ? (result['content'] as ContentItem[]) : [];
+  const structured = result['structuredContent'];
+  const hasStructured = typeof structured === 'object' && structured !== null && !Array.isArray(structured);
+  const walk: Walk = { nodes: 0, lossy: false };
+  const copy = hasStructured ? (withoutBinary(structured, 0, walk) as JsonObject) : undefined;
+  const mirror = hasStructured && copy !== undefined ? mirrorsOf(structured as Readonly<Record<string, unknown>>, copy, walk.lossy) : undefined;
   const content = items.slice(0, MCP_TOOL_LIMITS.contentItems).map((item): JsonObject => {
-    if (item.type === 'text' && typeof item.text === 'string') return { type: 'text', text: item.text };
+    if (item.type === 'text' && typeof item.text === 'string') {
+      const same = mirror?.(item.text);
+      if (same !== undefined) return { type: 'text', summary: `same text as ${same} (${item.text.length} characters)` };
+      const binary = binarySummary(item.text.trim());
+      return binary === undefined ? { type: 'text', text: item.text } : { type: 'text', summary: `text item holding ${binary.slice(1, -1)}` };
+    }
     return { type: String(item.type).slice(0, 40), summary: summarise(item) };
   });
   if (items.length > MCP_TOOL_LIMITS.contentItems) {
     content.push({ type: 'notice', summary: `${items.length - MCP_TOOL_LIMITS.contentItems} more content items were left out` });
   }
   const output: JsonObject = { content };
-  const structured = result['structuredContent'];
-  if (typeof structured === 'object' && structured !== null && !Array.isArray(structured)) {
-    output['structuredContent'] = JSON.parse(JSON.stringify(structured)) as JsonObject;
-  }
+  if (copy !== undefined) output['structuredContent'] = copy;
   return output;
+}
+
+/** Strings at least this long that look like base64 (`isBase64Like`) are summarised wherever they are. */
+export const BASE64_SUMMARY_CHARS = 1024;
+/** Below this depth, `structuredContent` is summarised rather than walked (it cannot be an agent's reading). */
+const STRUCTURED_DEPTH = 64;
+/**
+ * Values of `structuredContent` walked at most; the rest is summarised. The transport already
+ * refuses a message with more structure than this before parsing it (`MAX_MESSAGE_NODES`), so
+ * this bounds only a source that does not (and keeps the walk linear whatever it is handed).
+ */
+export const STRUCTURED_NODES = 100_000;
+/** Shortest chunk of a run of base64 chunks in an array that is summarised as one payload. */
+const CHUNK_MIN_CHARS = 16;
+/** Shortest line of wrapped base64 (MIME wraps at 76, PEM at 64); shorter equal pieces could be words. */
+const WRAP_MIN_CHARS = 40;
+/** The key under which an object cut at {@link STRUCTURED_NODES} says so. */
+const LEFT_OUT_KEY = '[not passed on by Toolgate]';
+
+/** What one walk of `structuredContent` has seen: values so far, and whether anything but binary was cut. */
+interface Walk {
+  nodes: number;
+  lossy: boolean;
+}
+
+/**
+ * A copy of (part of) a result's `structuredContent` without binary payloads, each replaced by a
+ * one-line summary string:
+ * - an object that is a content item with a payload (`type` `image` or `audio` with a string
+ *   `data`; `type` `resource` whose `resource` has a string `blob`) becomes the item's summary
+ *   item `{ type, summary }`, as in `content`;
+ * - the string `blob` of any object (MCP resource contents carry base64 there) becomes
+ *   `[binary data not passed on by Toolgate: N bytes]`;
+ * - any other string of at least {@link BASE64_SUMMARY_CHARS} characters that looks like base64
+ *   (`isBase64Like`, also wrapped at a fixed width with spaces, tabs or line breaks), or a `data:`
+ *   URL whose payload is base64 of that length, becomes the same summary (the `data:` one naming
+ *   its media type); so does an object key that does, and an array of strings that are one
+ *   payload cut into equal chunks;
+ * - what nests deeper than 64 levels becomes `[nested deeper than 64 levels: not passed on by Toolgate]`,
+ *   and what comes after {@link STRUCTURED_NODES} values a summary saying so (both mark the walk lossy).
+ * Everything else is copied as it is.
+ */
+function withoutBinary(value: unknown, depth: number, walk: Walk): JsonValue {
+  walk.nodes += 1;
+  if (typeof value === 'string') return binarySummary(value) ?? value;
+  if (value === null || typeof value !== 'object') return (value ?? null) as JsonValue;
+  if (depth >= STRUCTURED_DEPTH) {
+    walk.lossy = true;
+    return `[nested deeper than ${STRUCTURED_DEPTH} levels: not passed on by Toolgate]`;
+  }
+  if (Array.isArray(value)) {
+    const chunked = chunkedBinary(value);
+    if (chunked !== undefined) return chunked;
+    const items: JsonValue[] = [];
+    for (const item of value) {
+      if (walk.nodes >= STRUCTURED_NODES) {
+        // One note for the rest, not one per value: the copy stays bounded as the walk is.
+        walk.lossy = true;
+        items.push(`[${value.length - items.length} more values: not passed on by Toolgate]`);
+        break;
+      }
+      items.push(withoutBinary(item, depth + 1, walk));
+    }
+    return items;
+  }
+  const record = value as Readonly<Record<string, unknown>>;
+  if (isPayloadItem(record)) return { type: String(record['type']).slice(0, 40), summary: summarise(record as unknown as ContentItem) };
+  const out: JsonObject = {};
+  let binaryKeys = 0;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    if (walk.nodes >= STRUCTURED_NODES) {
+      walk.lossy = true;
+      setOwn(out, LEFT_OUT_KEY, `more than ${STRUCTURED_NODES} values in structuredContent: the rest of this object not passed on by Toolgate`);
+      break;
+    }
+    const child = record[key];
+    const copied = key === 'blob' && typeof child === 'string' ? `[binary data not passed on by Toolgate: ${base64Bytes(child)} bytes]` : withoutBinary(child, depth + 1, walk);
+    const keySummary = key.length >= BASE64_SUMMARY_CHARS ? binarySummary(key) : undefined;
+    // A key is a name too: one that is a payload is summarised, numbered so two stay two.
+    const name = keySummary === undefined ? key : `${keySummary.slice(0, -1)} (key ${++binaryKeys})]`;
+    // Plain assignment keeps copying linear; defineProperty only where assignment would set the prototype.
+    if (name === '__proto__') setOwn(out, name, copied);
+    else out[name] = copied;
+  }
+  return out;
+}
+
+/**
+ * The summary of an array of strings that are one base64 payload cut into chunks (every chunk
+ * but the last of the same length, at least {@link CHUNK_MIN_CHARS}, together at least
+ * {@link BASE64_SUMMARY_CHARS} characters that look like base64), or undefined for any other array.
+ */
+function chunkedBinary(items: readonly unknown[]): string | undefined {
+  if (items.length < 2) return undefined;
+  const first = items[0];
+  if (typeof first !== 'string' || first.length < CHUNK_MIN_CHARS) return undefined;
+  let total = 0;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item !== 'string') return undefined;
+    if (i < items.length - 1 ? item.length !== first.length : item.length > first.length || item.length === 0) return undefined;
+    total += item.length;
+  }
+  if (total < BASE64_SUMMARY_CHARS) return undefined;
+  const joined = (items as string[]).join('');
+  if (!isBase64Like(joined)) return undefined;
+  return `[binary data in ${items.length} chunks not passed on by Toolgate: ${base64Bytes(joined)} bytes]`;
+}
+
+function isPayloadItem(record: Readonly<Record<string, unknown>>): boolean {
+  const type = record['type'];
+  if ((type === 'image' || type === 'audio') && typeof record['data'] === 'string') return true;
+  const resource = record['resource'];
+  return type === 'resource' && typeof resource === 'object' && resource !== null && typeof (resource as Record<string, unknown>)['blob'] === 'string';
+}
+
+/** The summary that replaces a base64-looking string or a base64 `data:` URL, or undefined for any other string. */
+function binarySummary(text: string): string | undefined {
+  if (text.length < BASE64_SUMMARY_CHARS) return undefined;
+  const dataUrl = /^data:([^,;]{0,100})((?:;[^,;]{0,100}){0,8});base64,/i.exec(text);
+  if (dataUrl) {
+    const payload = text.slice(dataUrl[0].length);
+    if (payload.length < BASE64_SUMMARY_CHARS || !isBase64Like(payload)) return undefined;
+    const type = sanitiseMessage(dataUrl[1] || 'no media type', 100);
+    return `[data: URL (${type}, ${base64Bytes(unwrapped(payload))} bytes) not passed on by Toolgate]`;
+  }
+  return isBase64Like(text) ? `[binary data not passed on by Toolgate: ${base64Bytes(unwrapped(text))} bytes]` : undefined;
+}
+
+/** `text` without JSON white space (space, tab, CR, LF). */
+function unwrapped(text: string): string {
+  return text.replace(/[ \t\r\n]+/g, '');
+}
+
+/**
+ * Whether `text` looks like base64 (standard or URL-safe alphabet, at most two `=` at the end)
+ * written for binary data: it holds an upper-case letter, a lower-case letter and a digit, which
+ * a kilobyte of encoded bytes does all but surely and hex, a word or a number does not. It may
+ * be wrapped: cut into lines (by LF, CRLF or CR alone) or by spaces or tabs, as long as every
+ * piece but the last has the same length of at least 40 characters (MIME wraps at 76, PEM at
+ * 64), which words of prose never do. Linear in the length of `text`.
+ */
+export function isBase64Like(text: string): boolean {
+  const pieces = text.trim().split(/[ \t\r\n]+/);
+  if (pieces.length > 1) {
+    const width = (pieces[0] as string).length;
+    if (width < WRAP_MIN_CHARS) return false;
+    for (let i = 1; i < pieces.length; i++) {
+      const length = (pieces[i] as string).length;
+      if (i < pieces.length - 1 ? length !== width : length > width) return false;
+    }
+  }
+  const flat = pieces.join('');
+  if (!/^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/.test(flat)) return false;
+  return /[A-Z]/.test(flat) && /[a-z]/.test(flat) && /[0-9]/.test(flat);
+}
+
+/**
+ * What a text item may mirror in `structured`: a function naming the part it equals
+ * (`structuredContent` when the text is the same JSON as all of it, whatever its white space;
+ * `structuredContent.<key>` when it is a top-level string of it), or undefined when it mirrors
+ * nothing. A text is taken for a mirror only where `copy` (what the agent gets) holds all it
+ * says: a top-level string kept or summarised as binary, the whole only when the walk cut
+ * nothing but binary (`lossy` false). The text's structure is counted before it is parsed, and
+ * one with other counts than `structured` has cannot be the same JSON, so a hostile text is
+ * never parsed in full.
+ */
+function mirrorsOf(
+  structured: Readonly<Record<string, unknown>>,
+  copy: JsonObject,
+  lossy: boolean,
+): (text: string) => string | undefined {
+  let compact: string | undefined;
+  let structure: number | undefined;
+  const strings = new Map<string, string>();
+  for (const key in structured) {
+    if (!Object.hasOwn(structured, key)) continue;
+    const value = structured[key];
+    if (typeof value !== 'string' || value === '' || strings.has(value)) continue;
+    const passed = Object.hasOwn(copy, key) ? copy[key] : undefined;
+    // Kept as it is, or summarised as binary (which the text must not carry either).
+    if (passed === value || (typeof passed === 'string' && binarySummary(value) === passed)) strings.set(value, `structuredContent${pathPart(key)}`);
+  }
+  return (text) => {
+    const key = strings.get(text);
+    if (key !== undefined) return key;
+    if (lossy) return undefined;
+    const trimmed = text.trimStart();
+    if (!trimmed.startsWith('{')) return undefined;
+    try {
+      // Either may be too deep to serialise; then it is not taken for a mirror.
+      compact ??= JSON.stringify(structured);
+      // White space can only add to the text: anything shorter cannot be the same JSON.
+      if (text.length < compact.length) return undefined;
+      // The same JSON has the same brackets, commas and colons outside its strings: counting them is
+      // a byte scan that stops past the count, where parsing a hostile text in full is not cheap.
+      structure ??= structuralCount(Buffer.from(compact, 'utf8'));
+      if (structuralCount(Buffer.from(text, 'utf8'), structure) !== structure) return undefined;
+      return JSON.stringify(JSON.parse(text)) === compact ? 'structuredContent' : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/** `.key` for a plain identifier, else `["key"]`, cut and flattened: the key is the server's. */
+function pathPart(key: string): string {
+  return /^[A-Za-z_$][\w$]{0,60}$/.test(key) ? `.${key}` : `[${sanitiseMessage(JSON.stringify(key), 64)}]`;
 }
 
 function summarise(item: ContentItem): string {
@@ -399,9 +644,27 @@ export function sanitiseDescription(text: string, max: number): string {
   return flattenText(text, max);
 }
 
-/** One line of at most `max` characters with control characters replaced by spaces. */
+/**
+ * `text` flattened as {@link sanitiseDescription} does, and when longer than `max` characters cut
+ * so that, with a note naming how much is shown (`… [cut by Toolgate: N of M characters shown]`),
+ * it is `max` characters at most. `cut` says what was cut, for the operator log.
+ */
+export function boundDescription(text: string, max: number): { text: string; cut?: { shown: number; total: number } } {
+  const flat = flattenText(text, Number.MAX_SAFE_INTEGER);
+  if (flat.length <= max) return { text: flat };
+  // The note's length depends on the count shown, which has no more digits than the total.
+  const noteFor = (shown: number) => `… [cut by Toolgate: ${shown} of ${flat.length} characters shown]`;
+  let shown = Math.max(0, max - noteFor(flat.length).length);
+  // Never split a surrogate pair: half a character would render as a replacement mark.
+  if (shown > 0 && /[\uD800-\uDBFF]/.test(flat.charAt(shown - 1))) shown -= 1;
+  return { text: `${flat.slice(0, shown)}${noteFor(shown)}`, cut: { shown, total: flat.length } };
+}
+
+/**
+ * One line of at most `max` characters, for the operator log and error messages: contracts'
+ * `flattenText`, so a terminal escape goes whole (no `[31m` left after its ESC), bidi overrides
+ * and invisible characters go, and line breaks and other controls become spaces.
+ */
 export function sanitiseMessage(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex
-  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return flattenText(text, max);
 }

@@ -1,14 +1,15 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { JsonObject, JsonValue, Permission, ToolContext, ToolDefinition, ToolManifest } from '@toolgate/contracts';
 import { DiscoveryBudget, countSchema, type DiscoveryBounds } from './discovery-budget.js';
 import type { McpServerConfig } from './mcp-servers-config.js';
+import type { OperatorLogLevel } from './server-log.js';
+import { pinVersion } from './pin-version.js';
 import {
   MCP_CALL_RESULT_SCHEMA,
   MCP_TOOL_LIMITS,
   SchemaRejected,
+  boundDescription,
   closeInputSchema,
   registryName,
-  sanitiseDescription,
   sanitiseMessage,
   sanitiseToolName,
 } from './mcp-tool-schema.js';
@@ -36,7 +37,7 @@ export interface DiscoveredServer {
   /** The registry's own check of a definition, run here (see `McpToolSourceOptions.check`). */
   readonly check?: ((definition: ToolDefinition) => void) | undefined;
   /** The operator log. */
-  readonly log: (message: string) => void;
+  readonly log: (message: string, level?: OperatorLogLevel) => void;
   /** Calls the tool `name` through the connection live at call time. */
   readonly invoke: (name: string, args: JsonObject, ctx: ToolContext) => Promise<JsonValue>;
 }
@@ -49,11 +50,25 @@ export interface DiscoveredTools {
 }
 
 /**
+ * What listing needs of an MCP client, structurally: the 1.32 stdio `Client` and the 2.4 client a
+ * remote source uses both fit, so discovery does not depend on one SDK generation.
+ */
+export interface ToolListingClient {
+  /** The capabilities the server declared in its handshake (only `tools` is read). */
+  getServerCapabilities(): { readonly tools?: unknown } | undefined;
+  /** One `tools/list` page. */
+  listTools(
+    params: { cursor: string } | undefined,
+    options: { timeout: number },
+  ): Promise<{ readonly tools: readonly ListedTool[]; readonly nextCursor?: string | undefined }>;
+}
+
+/**
  * Every tool the server lists, page by page, at most {@link MAX_TOOLS} over at most
  * {@link MAX_LIST_PAGES} pages (the rest is logged and ignored). A server without the tools
  * capability offers none.
  */
-export async function listAllTools(client: Client, server: DiscoveredServer): Promise<ListedTool[]> {
+export async function listAllTools(client: ToolListingClient, server: DiscoveredServer): Promise<ListedTool[]> {
   if (!client.getServerCapabilities()?.tools) {
     server.log(`MCP server '${server.name}' does not offer tools`);
     return [];
@@ -109,7 +124,26 @@ export async function discoverTools(
     const tool = tools[0] as ListedTool;
     await nextTurn();
     if (gone()) break;
-    const overBudget = budget.charge(countOf(tool.inputSchema));
+    if (taskSupportOf(tool) === 'required') {
+      // The client cannot run the tasks API: every call would fail with an error that blames the server.
+      server.log(
+        `MCP server '${server.name}': tool ${quote(tool.name)} is not registered: it requires task-based execution (execution.taskSupport "required"), which Toolgate's MCP client does not support`,
+      );
+      continue;
+    }
+    const declared = declaredOf(tool);
+    if (declared === undefined) {
+      server.log(`MCP server '${server.name}': tool ${quote(tool.name)} is not registered: its definition nests deeper than ${DECLARED_DEPTH} levels`);
+      continue;
+    }
+    // The whole declared entry is charged, not only its input schema: the gateway pins all of it
+    // (output schema, annotations and description included), so one listing's pins are bounded too.
+    const declaredBytes = Buffer.byteLength(JSON.stringify(declared), 'utf8');
+    if (declaredBytes > DECLARED_BYTES) {
+      server.log(`MCP server '${server.name}': tool ${quote(tool.name)} is not registered: its definition is ${declaredBytes} bytes, more than the ${DECLARED_BYTES} a tool pin holds`);
+      continue;
+    }
+    const overBudget = budget.charge(countOf(tool.inputSchema, declaredBytes));
     if (overBudget !== undefined) {
       server.log(`MCP server '${server.name}': tool ${quote(tool.name)} is not registered: ${overBudget}`);
       continue;
@@ -125,7 +159,7 @@ export async function discoverTools(
     const manifest: ToolManifest = {
       name,
       version,
-      description: describeTool(tool, server.name),
+      description: describeTool(tool, server),
       provenance: `mcp:${server.name}`,
       risk: server.config.risk ?? 'high',
       permissions: server.config.permissions ?? defaultPermissions(server.name),
@@ -134,7 +168,7 @@ export async function discoverTools(
       tier: server.config.tier,
       timeoutMs: server.timeoutMs,
     };
-    const definition: ToolDefinition = { manifest, handler: { invoke: (args, ctx) => server.invoke(name, args, ctx) } };
+    const definition: ToolDefinition = { manifest, handler: { invoke: (args, ctx) => server.invoke(name, args, ctx) }, declared };
     if (server.check) {
       try {
         server.check(definition);
@@ -153,8 +187,12 @@ export async function discoverTools(
 /** A tool as `listTools` returns it (only the fields read here). */
 export interface ListedTool {
   readonly name: string;
+  readonly title?: unknown;
   readonly description?: string | undefined;
   readonly inputSchema: unknown;
+  readonly outputSchema?: unknown;
+  readonly annotations?: unknown;
+  readonly execution?: unknown;
 }
 
 /** Yields to the event loop: I/O and timers queued meanwhile run before the next tool is compiled. */
@@ -162,8 +200,12 @@ function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** What a schema would cost (bytes as JSON, patterns, properties); a schema that is not plain JSON costs nothing, since `closeInputSchema` refuses it. */
-function countOf(schema: unknown): ReturnType<typeof countSchema> {
+/**
+ * What a tool would cost: `declaredBytes` (its whole declared entry as JSON), and the patterns and
+ * properties of its input schema (what is compiled). An input schema that is not plain JSON, or is
+ * over the per-tool size, costs nothing, since `closeInputSchema` refuses it before anything is compiled.
+ */
+function countOf(schema: unknown, declaredBytes: number): ReturnType<typeof countSchema> {
   let text: string | undefined;
   try {
     text = JSON.stringify(schema);
@@ -171,24 +213,75 @@ function countOf(schema: unknown): ReturnType<typeof countSchema> {
     text = undefined;
   }
   if (typeof text !== 'string') return { bytes: 0, patterns: 0, properties: 0 };
-  const bytes = Buffer.byteLength(text, 'utf8');
-  // Over the per-tool size it is refused by `closeInputSchema` before anything is compiled; not charged.
-  if (bytes > MCP_TOOL_LIMITS.schemaBytes) return { bytes: 0, patterns: 0, properties: 0 };
-  return countSchema(schema, bytes);
+  if (Buffer.byteLength(text, 'utf8') > MCP_TOOL_LIMITS.schemaBytes) return { bytes: 0, patterns: 0, properties: 0 };
+  return countSchema(schema, declaredBytes);
 }
 
 function defaultPermissions(server: string): readonly Permission[] {
   return [{ type: 'exec', scope: `mcp:${server}` }];
 }
 
-/** The server's reported version if it is a plain version string, else `0.0.0`. */
-function pinVersion(reported: unknown): string {
-  return typeof reported === 'string' && /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/.test(reported) ? reported : '0.0.0';
+/** The fields of a listed tool that make up its definition as the server declared it. */
+const DECLARED_FIELDS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'execution'] as const;
+
+/**
+ * Deepest nesting of a declared definition: below the pin store's 128 levels, so every
+ * definition registered can be pinned, and shallow enough that copying it cannot exhaust the stack
+ * (the input schema is bounded at 32 already; `outputSchema` and `annotations` are not otherwise).
+ */
+const DECLARED_DEPTH = 100;
+
+/** Largest declared entry, as JSON: what a tool pin holds (256 KiB), so every tool registered can be pinned. */
+const DECLARED_BYTES = 256 * 1024;
+
+/**
+ * The server's own entry for a tool, as listed: the fields in {@link DECLARED_FIELDS} that are
+ * present, as a plain JSON copy (what the gateway pins the tool by; nothing of it is shown), or
+ * undefined when it nests deeper than {@link DECLARED_DEPTH}.
+ */
+function declaredOf(tool: ListedTool): JsonObject | undefined {
+  const declared: JsonObject = {};
+  for (const field of DECLARED_FIELDS) {
+    const value = tool[field];
+    if (value === undefined) continue;
+    if (nestsDeeperThan(value, DECLARED_DEPTH - 1)) return undefined;
+    // The listing was parsed from JSON and its depth is bounded, so the copy cannot fail; it detaches from the SDK's object.
+    declared[field] = JSON.parse(JSON.stringify(value)) as JsonValue;
+  }
+  return declared;
 }
 
-function describeTool(tool: ListedTool, server: string): string {
-  const text = sanitiseDescription(typeof tool.description === 'string' ? tool.description : '', MCP_TOOL_LIMITS.descriptionChars);
-  return text || `Tool '${tool.name}' of MCP server '${server}'.`;
+/** Whether `value` holds arrays or objects more than `max` levels deep; iterative, so depth cannot exhaust the stack. */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (item === null || typeof item !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+
+/** `execution.taskSupport` as the server declared it, if it is a string. */
+function taskSupportOf(tool: ListedTool): string | undefined {
+  const execution = tool.execution;
+  if (typeof execution !== 'object' || execution === null) return undefined;
+  const support = (execution as { readonly taskSupport?: unknown }).taskSupport;
+  return typeof support === 'string' ? support : undefined;
+}
+
+/**
+ * A tool's description as agents read it: flattened to one line and, past
+ * `MCP_TOOL_LIMITS.toolDescriptionChars`, cut with a note saying so (the operator log says it too).
+ */
+function describeTool(tool: ListedTool, server: DiscoveredServer): string {
+  const { text, cut } = boundDescription(typeof tool.description === 'string' ? tool.description : '', MCP_TOOL_LIMITS.toolDescriptionChars);
+  if (cut !== undefined) {
+    server.log(`MCP server '${server.name}': the description of tool ${quote(tool.name)} is cut to ${cut.shown} of ${cut.total} characters`, 'warn');
+  }
+  return text || `Tool '${tool.name}' of MCP server '${server.name}'.`;
 }
 
 function quote(value: string): string {

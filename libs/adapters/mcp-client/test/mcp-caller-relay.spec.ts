@@ -184,7 +184,8 @@ describe('hostile upstream requests', () => {
       }
       const who = relayedMessagePrefix('asks');
       // The cap holds with the prefix: the message is cut, never the prefix.
-      expect(asked.map((p) => p['message'])).toEqual([`${who}line1 line2 [31m`, `${who}a\u202eevil`, `${who}${'y'.repeat(MAX_RELAYED_MESSAGE_CHARS - who.length - 1)}…`]);
+      // The sanitiser removes a terminal escape whole and bidi overrides (ADR 0071, red team F7).
+      expect(asked.map((p) => p['message'])).toEqual([`${who}line1 line2`, `${who}aevil`, `${who}${'y'.repeat(MAX_RELAYED_MESSAGE_CHARS - who.length - 1)}…`]);
       expect(String(asked[2]?.['message'])).toHaveLength(MAX_RELAYED_MESSAGE_CHARS);
     });
   });
@@ -223,7 +224,8 @@ describe('hostile upstream requests', () => {
       const out = await find(source, 'asks__flood').handler.invoke({ count: 2000 }, ctx);
       expect(textOf(out)).toBe('sent 2000');
       expect(got.length).toBeGreaterThan(0);
-      for (const u of got) expect(u.message).toMatch(/^step \d+ \[2J\u202e?$/);
+      // The escape goes whole and the bidi override with it (ADR 0071, red team F7).
+      for (const u of got) expect(u.message).toMatch(/^step \d+$/);
     });
 
     it('a flood of 20 000 progress notifications never holds the event loop for 50 ms', async () => {

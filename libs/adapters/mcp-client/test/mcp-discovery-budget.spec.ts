@@ -1,46 +1,21 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolContext } from '@toolgate/contracts';
 // The tiers' own runners are tested elsewhere; this one runs the command as given.
-import { PassThroughRunner, testToolContext } from '@toolgate/testing';
+import { PassThroughRunner, testToolContext, watchLoopHold } from '@toolgate/testing';
 import { MCP_DISCOVERY_BUDGET, MCP_LISTING_MESSAGE_BYTES, McpToolSource, type McpServerConfig } from '../src/index.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/costly-server.mjs', import.meta.url));
 
-/** Milliseconds this thread has waited for a CPU (the 2-core box is shared), from the kernel's schedstat. */
-function cpuWaitMs(): number {
-  try {
-    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6 || 0;
-  } catch {
-    return 0;
-  }
-}
-
 /**
- * The longest the event loop was held between two ticks of a 5 ms interval, while it ran, less
- * the time the box kept this thread off a CPU meanwhile (as the e2e harness's `healthTimes`).
+ * The worst hold of the event loop a turn of discovery may cost: one tool's schema compiled per
+ * turn measures 20–65 ms here; what this suite guards against (a whole catalogue compiled in
+ * one turn) holds it many times longer. Load on the box is not counted (`watchLoopHold`).
  */
-function lagMonitor(): { stop(): number } {
-  let last = performance.now();
-  let waited = cpuWaitMs();
-  let worst = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    const wait = cpuWaitMs();
-    worst = Math.max(worst, now - last - 5 - (wait - waited));
-    last = now;
-    waited = wait;
-  }, 5);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      return worst;
-    },
-  };
-}
+const HOLD_BOUND_MS = 150;
 
 async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -72,7 +47,7 @@ function ctx(): ToolContext {
 /** Starts the server, returning its source, its log and the worst event-loop hold during start-up. */
 async function started(env: Record<string, string>): Promise<{ source: McpToolSource; logs: string[]; lagMs: number; ms: number }> {
   const logs: string[] = [];
-  const lag = lagMonitor();
+  const lag = watchLoopHold(5);
   const began = performance.now();
   const source = await McpToolSource.start(costly(env), new PassThroughRunner(), {
     workspaceRoot: root,
@@ -93,7 +68,7 @@ describe('discovery that costs too much', { timeout: 120_000 }, () => {
     const { source, logs } = await started({ FIXTURE_FLAG: flag, FIXTURE_TOOLS: '256', FIXTURE_PATTERNS: '834', FIXTURE_PAGE: '40' });
     try {
       expect(source.tools().map((d) => d.manifest.name)).toEqual(['costly__crash']);
-      const lag = lagMonitor();
+      const lag = watchLoopHold(5);
       const began = performance.now();
       // It answers and exits 20 ms later; either outcome of the call is fine here.
       await source.tools()[0]!.handler.invoke({}, ctx()).catch(() => undefined);
@@ -102,7 +77,7 @@ describe('discovery that costs too much', { timeout: 120_000 }, () => {
       await until('three restarts refused', () => logs.filter(failed).length >= 3);
       const worst = lag.stop();
       console.log(`red-team catalogue: 3 restarts refused in ${(performance.now() - began).toFixed(0)} ms, worst event-loop hold ${worst.toFixed(1)} ms`);
-      expect(worst).toBeLessThan(100);
+      expect(worst).toBeLessThan(HOLD_BOUND_MS);
       expect(source.status().state).toBe('restarting');
       expect(logs).toContain(`MCP server 'costly': the server sent a message larger than ${MCP_LISTING_MESSAGE_BYTES} bytes`);
     } finally {
@@ -115,13 +90,13 @@ describe('discovery that costs too much', { timeout: 120_000 }, () => {
     const flag = join(root, 'heavy-small-pages.flag');
     const { source, logs } = await started({ FIXTURE_FLAG: flag, FIXTURE_TOOLS: '256', FIXTURE_PATTERNS: '834', FIXTURE_PAGE: '16' });
     try {
-      const lag = lagMonitor();
+      const lag = watchLoopHold(5);
       const began = performance.now();
       await source.tools()[0]!.handler.invoke({}, ctx()).catch(() => undefined);
       await until('the restarted server is up', () => source.status().state === 'up' && source.status().attempt >= 1);
       const worst = lag.stop();
       console.log(`red-team catalogue in pages of 16: crash to up in ${(performance.now() - began).toFixed(0)} ms, worst event-loop hold ${worst.toFixed(1)} ms`);
-      expect(worst).toBeLessThan(100);
+      expect(worst).toBeLessThan(HOLD_BOUND_MS);
       expect(source.tools()).toEqual([]);
       const perTool = refusals(logs, `its input schema has patterns of weight 834, more than the ${MCP_DISCOVERY_BUDGET.patternsPerSchema} allowed per tool`);
       expect(perTool).toHaveLength(256);
@@ -142,7 +117,7 @@ describe('discovery that costs too much', { timeout: 120_000 }, () => {
     const { source, logs, lagMs, ms } = await started({ FIXTURE_TOOLS: '256', FIXTURE_PATTERNS: '32', FIXTURE_PLAIN: '32', FIXTURE_PAGE: '40' });
     try {
       console.log(`pattern-maximal catalogue: started in ${ms.toFixed(0)} ms, worst event-loop hold ${lagMs.toFixed(1)} ms`);
-      expect(lagMs).toBeLessThan(100);
+      expect(lagMs).toBeLessThan(HOLD_BOUND_MS);
       const names = source.tools().map((d) => d.manifest.name);
       expect(names).toEqual(Array.from({ length: 31 }, (_, k) => `costly__t${k}`));
       expect(refusals(logs, `the server's input schemas would exceed the discovery budget of pattern weight ${MCP_DISCOVERY_BUDGET.patterns} in total`)).toHaveLength(225);
@@ -155,7 +130,7 @@ describe('discovery that costs too much', { timeout: 120_000 }, () => {
   it('refuses tools beyond the property budget (plain properties, no patterns)', async () => {
     const { source, logs, lagMs } = await started({ FIXTURE_TOOLS: '256', FIXTURE_PLAIN: '64', FIXTURE_PAGE: '100' });
     try {
-      expect(lagMs).toBeLessThan(100);
+      expect(lagMs).toBeLessThan(HOLD_BOUND_MS);
       // 64 properties each: 62 tools fit the server's 4,000.
       expect(source.tools().map((d) => d.manifest.name)).toEqual(Array.from({ length: 62 }, (_, k) => `costly__t${k}`));
       expect(refusals(logs, `the server's input schemas would exceed the discovery budget of ${MCP_DISCOVERY_BUDGET.properties} properties in total`)).toHaveLength(194);
@@ -168,10 +143,10 @@ describe('discovery that costs too much', { timeout: 120_000 }, () => {
     // 60 properties with 1,000-character descriptions: about 62 KB each; 16 fit 1 MiB.
     const { source, logs, lagMs } = await started({ FIXTURE_TOOLS: '64', FIXTURE_PLAIN: '60', FIXTURE_PAD: '1000', FIXTURE_PAGE: '8' });
     try {
-      expect(lagMs).toBeLessThan(100);
+      expect(lagMs).toBeLessThan(HOLD_BOUND_MS);
       expect(source.tools().length).toBeGreaterThanOrEqual(16);
       expect(source.tools().length).toBeLessThanOrEqual(17);
-      const refused = refusals(logs, `the server's input schemas would exceed the discovery budget of ${MCP_DISCOVERY_BUDGET.schemaBytes} bytes in total`);
+      const refused = refusals(logs, `the server's tool definitions would exceed the discovery budget of ${MCP_DISCOVERY_BUDGET.schemaBytes} bytes in total`);
       expect(refused.length + source.tools().length).toBe(64);
     } finally {
       await source.close();

@@ -119,7 +119,7 @@ describe('McpToolSource with a well-behaved server', () => {
       tier: 'unisolated',
       timeoutMs: 30_000,
     });
-    expect(source.status()).toEqual({ state: 'up', attempt: 0, tools: 7 });
+    expect(source.status()).toMatchObject({ state: 'up', transport: 'stdio', attempt: 0, accepted: 7, rejected: 0 });
   });
 
   it('closes the input schema and drops $schema, so a strict ajv compiles it and refuses unknown args', () => {
@@ -266,12 +266,13 @@ describe('McpToolSource with a server whose names and schemas it did not choose'
     );
   });
 
-  it('pins 0.0.0 when the server reports no version and keeps the server name in the provenance', () => {
+  it('pins 0.0.0 when the server reports no version, keeps the server name in the provenance and a 5,000-character description whole', () => {
     const manifest = find(source, 'raw_tools__read_file').manifest;
     expect(manifest.version).toBe('0.0.0');
     expect(manifest.provenance).toBe('mcp:raw-tools');
     expect(manifest.permissions).toEqual([{ type: 'exec', scope: 'mcp:raw-tools' }]);
-    expect(manifest.description).toHaveLength(1000);
+    // Within MCP_TOOL_LIMITS.toolDescriptionChars (10,000) since issue 12 defect 7: kept whole.
+    expect(manifest.description).toBe('x'.repeat(5000));
   });
 
   it('strips $schema and $id everywhere and closes even a declared-open top level', () => {

@@ -124,7 +124,8 @@ export class CappedExchange implements Dispatcher.DispatchHandler {
   }
 }
 
-function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+/** Lower-case header names, repeated headers joined with `, ` (the port's promise). */
+export function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
   const flat: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
     if (value === undefined) continue;

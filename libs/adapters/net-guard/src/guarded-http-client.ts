@@ -4,11 +4,13 @@ import {
   EgressDeniedError,
   ToolAbortedError,
   ToolError,
-  type HttpClient,
   type HttpRequest,
   type HttpResponse,
+  type HttpStreamRequest,
+  type HttpStreamResponse,
+  type StreamingHttpClient,
 } from '@toolgate/contracts';
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import {
   classifyAddress,
   classifyParsedAddress,
@@ -19,7 +21,7 @@ import {
   type AllowedCidr,
   type IpAddress,
 } from './address-policy.js';
-import { CappedExchange } from './capped-exchange.js';
+import { CappedExchange, flattenHeaders } from './capped-exchange.js';
 import { translateNetworkError } from './network-errors.js';
 import { bareHostname, parseTargetUrl } from './target-url.js';
 
@@ -71,6 +73,7 @@ const FORBIDDEN_HEADERS = new Set([
   'content-length',
 ]);
 const METHODS = new Set(['GET', 'POST', 'HEAD']);
+const STREAM_METHODS = new Set(['GET', 'POST', 'DELETE']);
 
 const systemResolver: Resolver = async (host) => dnsLookup(host, { all: true, verbatim: true });
 
@@ -83,7 +86,7 @@ const systemResolver: Resolver = async (host) => dnsLookup(host, { all: true, ve
  * to a byte cap (then the connection is dropped), one deadline covers connect, headers and body,
  * and redirects are returned, never followed.
  */
-export class GuardedHttpClient implements HttpClient {
+export class GuardedHttpClient implements StreamingHttpClient {
   private readonly allowed: readonly AllowedCidr[];
   private readonly resolver: Resolver;
   private readonly defaultTimeoutMs: number;
@@ -145,6 +148,91 @@ export class GuardedHttpClient implements HttpClient {
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', onCallerAbort);
     }
+  }
+
+  /**
+   * Like {@link request}, but returns at the headers and hands the body over as it arrives (an
+   * SSE stream may never end; the caller's signal or `cancel()` ends it). The same address
+   * checks, header rules and no redirects; the body is asked for and accepted only unencoded,
+   * since it is not read whole here.
+   */
+  async stream(req: HttpStreamRequest): Promise<HttpStreamResponse> {
+    const url = parseTargetUrl(req.url);
+    const hostname = bareHostname(url);
+    const method = req.method;
+    if (!STREAM_METHODS.has(method)) throw new ToolError(`HTTP method '${String(method)}' is not supported`, 'INVALID_REQUEST');
+    if (req.body !== undefined && method !== 'POST') throw new ToolError(`a ${method} request cannot carry a body`, 'INVALID_REQUEST');
+    const headers = this.buildHeaders({ ...req.headers, 'accept-encoding': 'identity' });
+    const timeoutMs = positiveInteger(req.headersTimeoutMs ?? this.defaultTimeoutMs, 'headersTimeoutMs');
+    const literal = parseIpLiteral(hostname);
+    if (literal) this.assertAllowed(url.hostname, [literal], 'is');
+    if (req.signal?.aborted) throw new ToolAbortedError();
+
+    // One controller ends the exchange: the caller's signal, the headers deadline, or cancel().
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new DeadlineExceeded());
+    }, timeoutMs);
+    const onCallerAbort = () => controller.abort(new ToolAbortedError());
+    req.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const release = () => req.signal?.removeEventListener('abort', onCallerAbort);
+    let answer: Dispatcher.ResponseData;
+    try {
+      answer = await this.agent.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method,
+        headers,
+        body: req.body ?? null,
+        signal: controller.signal,
+        // The body of an event stream is quiet for as long as the server has nothing to say.
+        bodyTimeout: 0,
+      });
+    } catch (err) {
+      release();
+      if (timedOut) throw new ToolError(`request to '${url.host}' timed out after ${timeoutMs} ms`, 'TIMEOUT');
+      if (req.signal?.aborted) throw new ToolAbortedError();
+      throw translateNetworkError(err, url.host);
+    } finally {
+      clearTimeout(timer);
+    }
+    const responseHeaders = flattenHeaders(answer.headers);
+    const encoding = responseHeaders['content-encoding']?.trim().toLowerCase();
+    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+      release();
+      answer.body.on('error', () => undefined);
+      answer.body.destroy();
+      throw new ToolError(`the response from '${url.host}' is encoded (${encoding.slice(0, 32)}), though an unencoded one was asked for`, 'BAD_RESPONSE');
+    }
+    const body = answer.body;
+    // A body dropped unread (cancel, abort) errors with nobody iterating it; iteration sees errors itself.
+    body.on('error', () => undefined);
+    const host = url.host;
+    const signal = req.signal;
+    async function* chunks(): AsyncGenerator<Uint8Array> {
+      try {
+        for await (const chunk of body) yield chunk as Uint8Array;
+      } catch (err) {
+        if (signal?.aborted) throw new ToolAbortedError();
+        throw translateNetworkError(err, host);
+      } finally {
+        release();
+        body.destroy();
+      }
+    }
+    return {
+      status: answer.statusCode,
+      headers: responseHeaders,
+      url: url.href,
+      body: chunks(),
+      cancel: () => {
+        release();
+        controller.abort(new ToolAbortedError());
+        body.destroy();
+      },
+    };
   }
 
   /** Closes pooled connections; in-flight requests finish first. */

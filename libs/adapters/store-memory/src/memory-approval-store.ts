@@ -88,6 +88,16 @@ export class MemoryApprovalStore implements ApprovalStore {
     return { ok: true, record: copy(entry.record) };
   }
 
+  async release(tenant: string, id: string, payloadDigest: string, consumedAt: number): Promise<boolean> {
+    requireInteger('consumedAt', consumedAt);
+    const entry = this.#byTenant.get(tenant)?.get(id);
+    const current = entry?.record;
+    if (!entry || !current || current.status !== 'consumed' || current.payloadDigest !== payloadDigest || current.consumedAt !== consumedAt) return false;
+    const { consumedAt: _used, ...rest } = current;
+    entry.record = { ...rest, status: 'approved' };
+    return true;
+  }
+
   #tenant(tenant: string): Map<string, Entry> {
     let approvals = this.#byTenant.get(tenant);
     if (!approvals) {

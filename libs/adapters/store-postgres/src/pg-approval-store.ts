@@ -178,6 +178,18 @@ export class PgApprovalStore implements ApprovalStore {
     return this.#refusal(tenant, id, (record) => consumeProblem(record, payloadDigest, now) ?? 'payload_mismatch');
   }
 
+  async release(tenant: string, id: string, payloadDigest: string, consumedAt: number): Promise<boolean> {
+    requireInteger('consumedAt', consumedAt);
+    if (!isStorableText(tenant) || !isStorableText(id) || !isStorableText(payloadDigest)) return false;
+    const { rowCount } = await this.pool.query(
+      `UPDATE approvals
+          SET status = 'approved', consumed_at = NULL
+        WHERE tenant = $1 AND id = $2 AND status = 'consumed' AND payload_digest = $3 AND consumed_at = $4`,
+      [tenant, id, payloadDigest, consumedAt],
+    );
+    return rowCount === 1;
+  }
+
   /** Names why a conditional update changed nothing, from the row as it is now. */
   async #refusal(tenant: string, id: string, problemOf: (record: ApprovalRecord) => ApprovalProblem): Promise<ApprovalOutcome> {
     const record = await this.get(tenant, id);

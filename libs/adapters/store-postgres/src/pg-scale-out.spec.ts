@@ -53,6 +53,7 @@ describe('several server processes on one database', () => {
     expect(rows).toEqual([
       { component: 'approvals', version: 1 },
       { component: 'budgets', version: 1 },
+      { component: 'pins', version: 1 },
       { component: 'settings', version: 1 },
     ]);
   });

@@ -3,6 +3,7 @@ import { PG_APPROVAL_MIGRATIONS, PgApprovalStore } from './pg-approval-store.js'
 import { PG_BUDGET_MIGRATIONS, PgBudgetStore } from './pg-budget-store.js';
 import { migratePg } from './pg-migrations.js';
 import { PG_SETTINGS_MIGRATIONS, PgSettingsStore } from './pg-settings-store.js';
+import { PG_TOOL_PIN_MIGRATIONS, PgToolPinStore } from './pg-tool-pin-store.js';
 
 /** PostgreSQL could not be reached or refused the connection at start-up. */
 export class PgStoreConnectError extends Error {
@@ -30,7 +31,7 @@ export interface PgStoresOptions {
 }
 
 /**
- * The three state stores on one PostgreSQL database, shared by any number of stateless server
+ * The state stores on one PostgreSQL database, shared by any number of stateless server
  * processes (DESIGN §7). Every state change is one atomic statement (ADR 0009).
  */
 export class PgStores {
@@ -39,6 +40,7 @@ export class PgStores {
     readonly approvals: PgApprovalStore,
     readonly budgets: PgBudgetStore,
     readonly settings: PgSettingsStore,
+    readonly pins: PgToolPinStore,
   ) {}
 
   /**
@@ -64,14 +66,14 @@ export class PgStores {
       throw new PgStoreConnectError(target, explain(error), { cause: error });
     }
     try {
-      await migratePg(client, { approvals: PG_APPROVAL_MIGRATIONS, budgets: PG_BUDGET_MIGRATIONS, settings: PG_SETTINGS_MIGRATIONS });
+      await migratePg(client, { approvals: PG_APPROVAL_MIGRATIONS, budgets: PG_BUDGET_MIGRATIONS, settings: PG_SETTINGS_MIGRATIONS, pins: PG_TOOL_PIN_MIGRATIONS });
     } catch (error) {
       client.release(true);
       await pool.end().catch(() => undefined);
       throw error;
     }
     client.release();
-    return new PgStores(pool, new PgApprovalStore(pool), new PgBudgetStore(pool), new PgSettingsStore(pool));
+    return new PgStores(pool, new PgApprovalStore(pool), new PgBudgetStore(pool), new PgSettingsStore(pool), new PgToolPinStore(pool));
   }
 
   /** Waits for queries in flight, then closes every connection. */

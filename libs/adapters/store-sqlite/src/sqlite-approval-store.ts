@@ -83,6 +83,7 @@ export class SqliteApprovalStore implements ApprovalStore {
   readonly #get: Database.Statement<[string, string], ApprovalRow>;
   readonly #decide: Database.Statement<[Record<string, unknown>], ApprovalRow>;
   readonly #consume: Database.Statement<[Record<string, unknown>], ApprovalRow>;
+  readonly #release: Database.Statement<[Record<string, unknown>]>;
   readonly #db: Database.Database;
 
   constructor(db: Database.Database) {
@@ -102,6 +103,10 @@ export class SqliteApprovalStore implements ApprovalStore {
          SET status = 'consumed', consumed_at = @now
        WHERE tenant = @tenant AND id = @id AND status = 'approved' AND payload_digest = @digest AND expires_at > @now
       RETURNING ${COLUMNS}`);
+    this.#release = db.prepare(`
+      UPDATE approvals
+         SET status = 'approved', consumed_at = NULL
+       WHERE tenant = @tenant AND id = @id AND status = 'consumed' AND payload_digest = @digest AND consumed_at = @consumedAt`);
   }
 
   async create(approval: NewApproval): Promise<ApprovalRecord> {
@@ -167,6 +172,12 @@ export class SqliteApprovalStore implements ApprovalStore {
     if (row) return { ok: true, record: toRecord(row) };
     // Consumable now means the row was approved after the UPDATE looked; reported as a mismatch.
     return this.#refusal(tenant, id, (record) => consumeProblem(record, payloadDigest, now) ?? 'payload_mismatch');
+  }
+
+  async release(tenant: string, id: string, payloadDigest: string, consumedAt: number): Promise<boolean> {
+    requireInteger('consumedAt', consumedAt);
+    if (!isStorableText(tenant) || !isStorableText(id) || !isStorableText(payloadDigest)) return false;
+    return this.#release.run({ tenant, id, digest: payloadDigest, consumedAt }).changes === 1;
   }
 
   #read(tenant: string, id: string): ApprovalRecord | undefined {

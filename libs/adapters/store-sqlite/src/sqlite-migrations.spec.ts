@@ -78,6 +78,7 @@ describe('migrateSqlite', () => {
       expect(versions).toEqual([
         { component: 'approvals', version: 1 },
         { component: 'budgets', version: 1 },
+        { component: 'pins', version: 1 },
         { component: 'settings', version: 1 },
       ]);
     } finally {

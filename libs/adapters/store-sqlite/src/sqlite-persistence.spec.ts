@@ -55,7 +55,7 @@ describe('SQLite state survives a restart', () => {
     const third = openSqliteStores(path);
     expect(await third.approvals.consume('tenant', 'a1', 'sha256:digest', NOW)).toMatchObject({ ok: false, problem: 'consumed' });
     const versions = third.db.prepare('SELECT count(*) AS n FROM schema_migrations').get();
-    expect(versions).toEqual({ n: 3 });
+    expect(versions).toEqual({ n: 4 });
     await third.close();
   });
 });
