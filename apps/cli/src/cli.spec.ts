@@ -32,6 +32,16 @@ describe('toolgate CLI without a server', () => {
     expect(out).toEqual([]);
   });
 
+  it('exits 2 for `tools accept` without --digest, before any request: the operator names the definition they reviewed', async () => {
+    const { io: sink, err, out } = io({ TOOLGATE_URL: 'http://127.0.0.1:9' });
+    expect(await runCli(['tools', 'accept', 'files__read'], sink)).toBe(2);
+    expect(err.join('')).toMatch(/required option '--digest <sha256:…>' not specified/);
+    expect(err.join('')).not.toMatch(/cannot reach/);
+    expect(out).toEqual([]);
+    expect(await runCli(['tools', 'accept', '--digest', `sha256:${'a'.repeat(64)}`], sink)).toBe(2);
+    expect(err.join('')).toMatch(/missing required argument 'tool'/);
+  });
+
   it('exits 2 for an unknown command, with help', async () => {
     const { io: sink, err } = io();
     expect(await runCli(['frobnicate'], sink)).toBe(2);

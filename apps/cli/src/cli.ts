@@ -14,7 +14,12 @@ import {
   formatEgress,
   formatExplain,
   exportNotes,
+  formatAccepted,
+  formatHealth,
+  formatWhoAmI,
+  formatHeldTools,
   formatInvoke,
+  formatSources,
   formatTools,
 } from './format.js';
 
@@ -105,6 +110,26 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         // stdout holds only the array, so it can be piped into a request; what an alias stands for goes to stderr.
         io.out(`${JSON.stringify(exported.tools, null, 2)}\n`);
         for (const note of exportNotes(exported)) io.err(`toolgate: ${note}\n`);
+      }),
+    );
+
+  tools
+    .command('sources')
+    .description('where each tool source (MCP server) is: state, attempt, tools accepted, rejected and held')
+    .action(action(async () => print(await client().tools.sources.query(), formatSources)));
+  tools
+    .command('held')
+    .description('tools held because their definition changed since it was pinned, and what changed')
+    .action(action(async () => print(await client().tools.held.query(), formatHeldTools)));
+  tools
+    .command('accept')
+    .argument('<tool>', 'the held tool, e.g. files__read_file')
+    // Required: the operator names the definition they looked at, so one that changed again since is refused.
+    .requiredOption('--digest <sha256:…>', 'the new digest `tools held` shows, of the definition you reviewed')
+    .description('accept a held tool\'s changed definition, so it is served again (audited)')
+    .action(
+      action(async (tool: string, o: { digest: string }) => {
+        print(await client().tools.accept.mutate({ tool, digest: o.digest }), formatAccepted);
       }),
     );
 
@@ -234,12 +259,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     });
 
   program
+    .command('whoami')
+    .description('who the server takes you to be: principal, roles, standing grants, tools you may call, and your budget')
+    .action(
+      action(async () => {
+        print(await client().whoami.query(), formatWhoAmI);
+      }),
+    );
+
+  program
     .command('health')
     .description('server health')
     .action(
       action(async () => {
         const health = await client().health.query();
-        print(health, (h: typeof health) => (h.ok ? `ok (version ${h.version})` : `degraded: ${h.reasons.join('; ')}`));
+        print(health, formatHealth);
         if (!health.ok) exitCode = 1;
       }),
     );

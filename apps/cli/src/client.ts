@@ -38,7 +38,8 @@ export function describeClientError(error: unknown, url: string): string {
       return `cannot reach the server at ${url} (is it running? set --url or TOOLGATE_URL)`;
     }
     const code = (error.data as { code?: string } | undefined)?.code;
-    if (code === 'UNAUTHORIZED') return 'unauthorized: missing or invalid token (set --token or TOOLGATE_TOKEN)';
+    if (code === 'UNAUTHORIZED') return `unauthorized: ${error.message} (set --token or TOOLGATE_TOKEN)`;
+    if (code === 'SERVICE_UNAVAILABLE') return `unavailable: ${error.message}`;
     return code ? `${code}: ${error.message}` : error.message;
   }
   return error instanceof Error ? error.message : String(error);

@@ -2,12 +2,31 @@ import type { Grant, Principal, PrincipalRecord, TenantPolicy } from './principa
 import { token, type Token } from './token.js';
 
 /**
- * Resolves bearer tokens to principals and answers who may call what. Tokens are compared in
- * constant time; the directory never returns or logs a token.
+ * What a presented bearer token came to (ADR 0074). A refusal's `reason` is a short sentence for
+ * the caller (the 401's `error_description`): it never quotes the token or any part of it.
+ */
+export type Authentication =
+  /** The token is a principal's. */
+  | { readonly outcome: 'principal'; readonly principal: Principal }
+  /** The token is no principal's: unknown, malformed, expired, for another audience (401 `invalid_token`). */
+  | { readonly outcome: 'refused'; readonly reason: string }
+  /**
+   * Whether the token is valid cannot be told now (the identity provider's keys cannot be
+   * fetched): the call fails closed with 503, and the client may try again.
+   */
+  | { readonly outcome: 'unavailable'; readonly reason: string };
+
+/**
+ * Resolves bearer tokens to principals and answers who may call what. The directory never returns
+ * or logs a token. Authentication is asynchronous (a JWT directory may fetch its issuer's keys);
+ * everything else is a synchronous answer from the policy it holds.
  */
 export interface PrincipalDirectory {
-  /** The principal holding this bearer token, or undefined. */
-  authenticate(bearerToken: string): Principal | undefined;
+  /**
+   * What this bearer token comes to. Never throws and never waits without bound: a directory that
+   * cannot decide answers `unavailable` within its own time limit.
+   */
+  authenticate(bearerToken: string): Promise<Authentication>;
   /** A configured principal by tenant and id. */
   get(tenant: string, id: string): PrincipalRecord | undefined;
   /** Every principal of a tenant, for delegation hints and the team roster. */

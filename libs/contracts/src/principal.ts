@@ -3,6 +3,16 @@ export interface Principal {
   readonly id: string;
   readonly tenant: string;
   readonly roles: readonly string[];
+  /**
+   * Who vouched for it: the OpenID issuer of its token (ADR 0074). Absent for a principal of the
+   * principals file, whose token the gateway itself holds.
+   */
+  readonly issuer?: string;
+  /**
+   * The Toolgate scopes its token carries, when scopes are checked (`TOOLGATE_OIDC_SCOPES=on`,
+   * ADR 0075); absent, the token may ask for any call its roles allow.
+   */
+  readonly scopes?: readonly string[];
 }
 
 /** How many calls a principal may make per window. Absent means unlimited. */
@@ -44,4 +54,9 @@ export const BuiltInRoles = {
   approver: 'approver',
   /** Changes its tenant's settings and reads its tenant's whole audit. */
   operator: 'operator',
+  /**
+   * Reviews and accepts changed tool definitions, for every tenant: pins are global, since every
+   * tenant is served the same source (ADR 0060). Not implied by `operator`, whose reach is one tenant.
+   */
+  admin: 'admin',
 } as const;

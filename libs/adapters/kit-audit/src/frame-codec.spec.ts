@@ -64,6 +64,22 @@ describe('frame codec', () => {
     expect(() => encodeFrame(1, GENESIS_DIGEST, { ...event, event: 'approval_revoked' as never }, createFrameDigester())).toThrow(/approval_requested, approval_decided/);
   });
 
+  it('frames tool_accepted with both digests intact (ADR 0060): a definition digest is not taken for a secret', () => {
+    const accepted: AuditEvent = {
+      event: 'tool_accepted',
+      ts: '2026-12-01T10:00:00.000Z',
+      tenant: 'acme',
+      principal: 'root',
+      tool: 'files__read_file',
+      version: '1.0.0',
+      detail: `accepted sha256:${'1f'.repeat(32)} in place of sha256:${'e0'.repeat(32)}`,
+    };
+    const frame = encodeFrame(4, 'e'.repeat(64), accepted, createFrameDigester());
+    const record = decodeFrameJson(frame.json, frame.digest);
+    expect(record).toMatchObject(accepted);
+    expect(frame.digest).toBe(specFrameDigest(record));
+  });
+
   it('frames the standing grants a call used as member 19, after approvalId (ADR 0022)', () => {
     const authorized: AuditEvent = { ...event, event: 'authorized', gate: 'audit', grants: ['exec:*', 'network:api.example.com'] };
     const frame = encodeFrame(3, 'd'.repeat(64), authorized, createFrameDigester());

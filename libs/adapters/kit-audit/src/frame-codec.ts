@@ -7,8 +7,9 @@ import { InvalidAuditEventError, redactSecrets, type AuditEvent, type AuditEvent
 export const GENESIS_DIGEST = '0'.repeat(64);
 
 /**
- * The kinds a v1 frame may carry. The approval kinds were added later (ADR 0020); frames written
- * before that never carry them, so every older trail still verifies and reads.
+ * The kinds a v1 frame may carry. The approval kinds were added later (ADR 0020), `tool_accepted`
+ * later still (ADR 0060); frames written before that never carry them, so every older trail still
+ * verifies and reads.
  */
 export const AUDIT_EVENT_KINDS: readonly AuditEventKind[] = [
   'authorized',
@@ -18,6 +19,7 @@ export const AUDIT_EVENT_KINDS: readonly AuditEventKind[] = [
   'recovered',
   'approval_requested',
   'approval_decided',
+  'tool_accepted',
 ];
 
 /**
@@ -44,6 +46,7 @@ export const FRAME_FIELDS = [
   'detail',
   'approvalId',
   'grants',
+  'issuer',
 ] as const;
 
 /** Optional string members of an event (all redacted and length-capped). */
@@ -60,6 +63,7 @@ const OPTIONAL_STRINGS = [
   'callId',
   'detail',
   'approvalId',
+  'issuer',
 ] as const;
 
 /** Largest frame JSON a writer produces; readers refuse anything above `MAX_FRAME_BYTES`. */
@@ -206,6 +210,7 @@ export function encodeFrameJson(seq: number, prev: string, event: AuditEvent): s
     detail: event.detail,
     approvalId: event.approvalId,
     grants: event.grants,
+    issuer: event.issuer,
   });
 }
 

@@ -1,6 +1,6 @@
 import type { AuditEvent, AuditRecord, AuditSink } from '@toolgate/contracts';
 import { describe, expect, it } from 'vitest';
-import { SPEC_FIELD_ORDER, SPEC_GENESIS, specFrameDigest } from './reference-frame.js';
+import { SPEC_FIELD_ORDER, SPEC_GENESIS, specFrameDigest, specFrameJson } from './reference-frame.js';
 
 /** How the contract suite gets sinks of one adapter. */
 export interface AuditSinkFixture {
@@ -129,6 +129,19 @@ export function testAuditSink(fixture: AuditSinkFixture): void {
         expect(records[0]).toEqual({ ...before, seq: 1, prev: SPEC_GENESIS, digest: a.digest });
         expectChained(records, fixture.hmacKey);
         expect(await sink.verify()).toMatchObject({ ok: true, records: 3 });
+      }));
+
+    it('stores the issuer of a caller\'s token last in the frame, and redacts it like any string (ADR 0074)', () =>
+      withSink(async (sink) => {
+        const issuer = 'https://id.example.com/realms/agents';
+        await sink.append(event({ callId: 'call-3', issuer }));
+        await sink.append(event({ callId: 'call-4', issuer: 'https://id.example.com/?token=sk-live-0123456789abcdefghijklmn' }));
+        const records = await sink.tail({ limit: 10 });
+        expect(records[0]!.issuer).toBe(issuer);
+        expect(records[1]!.issuer).not.toContain('sk-live-0123456789abcdefghijklmn');
+        expect(specFrameJson(records[0]!).endsWith(`"issuer":"${issuer}"}`)).toBe(true);
+        expectChained(records, fixture.hmacKey);
+        expect(await sink.verify()).toMatchObject({ ok: true, records: 2 });
       }));
 
     it('gives 200 concurrent appends gap-free, monotonic seqs whose receipts match the trail', () =>

@@ -27,6 +27,7 @@ export const SPEC_FIELD_ORDER = [
   'detail',
   'approvalId',
   'grants',
+  'issuer',
 ] as const;
 
 /** `prev` of seq 1. */

@@ -16,13 +16,13 @@ describe('LiteralDirectory', () => {
     ],
   });
 
-  it('answers only what it was told, per tenant', () => {
+  it('answers only what it was told, per tenant', async () => {
     expect(directory.get('acme', 'w')?.tenant).toBe('acme');
     expect(directory.get('acme', 'nobody')).toBeUndefined();
     expect(directory.principals('globex').map((p) => p.tenant)).toEqual(['globex']);
     expect(directory.tenants()).toEqual(['acme']);
     expect(directory.tenant('globex')).toBeUndefined();
-    expect(directory.authenticate()).toBeUndefined();
+    await expect(directory.authenticate()).resolves.toMatchObject({ outcome: 'refused' });
   });
 
   it('gives a plain role no grants and an unknown role nothing, prototype names included', () => {

@@ -1,4 +1,4 @@
-import type { Grant, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
+import type { Authentication, Grant, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
 
 /** A role as the principals file writes it: a list of tools (no grants), or tools with standing grants. */
 export type RoleConfig = readonly string[] | { readonly tools: readonly string[]; readonly grants: readonly Grant[] };
@@ -23,9 +23,9 @@ export class LiteralDirectory implements PrincipalDirectory {
     this.config = { tenants: config.tenants ?? {}, roles: config.roles ?? {}, principals: config.principals ?? [] };
   }
 
-  /** Always undefined: a literal directory holds no tokens. */
-  authenticate(): undefined {
-    return undefined;
+  /** Always refused: a literal directory holds no tokens. */
+  authenticate(): Promise<Authentication> {
+    return Promise.resolve({ outcome: 'refused', reason: 'a literal directory holds no tokens' });
   }
 
   /** The configured principal of `tenant` with this id. */

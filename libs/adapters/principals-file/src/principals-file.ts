@@ -71,17 +71,31 @@ function role(name: string, value: unknown): RoleEntry {
   return { tools, grants: held };
 }
 
+
+/**
+ * Where the JSON broke, never what is there: V8's message may quote the text around the fault,
+ * which may be a token. Keeps its fixed wording ("Expected ',' or '}' after property value") and
+ * the line and column, as the MCP servers file does (red team of ADR 0073: a typo in a token
+ * put its first characters in the log at every save).
+ */
+function jsonFault(text: string, error: unknown): string {
+  const match = /^([^"']*) in JSON at position (\d+)/.exec(error instanceof Error ? error.message : '');
+  if (!match) return 'not valid JSON';
+  const position = Number(match[2]);
+  const before = text.slice(0, position);
+  return `not valid JSON: ${match[1]} (line ${before.split('\n').length}, column ${position - before.lastIndexOf('\n')})`;
+}
 /**
  * Parses and validates the principals file (see docs/configuration.md). Every fault stops the
  * server with a message naming the entry and the field. Returns what the directory needs,
  * plus warnings (e.g. roles that grant nothing) for the operator.
  */
-export function parsePrincipalsFile(text: string): { data: DirectoryData; warnings: string[] } {
+export function parsePrincipalsFile(text: string, options: { readonly policyOnly?: boolean } = {}): { data: DirectoryData; warnings: string[] } {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new PrincipalsFileError(`not valid JSON: ${(error as Error).message}`);
+    throw new PrincipalsFileError(jsonFault(text, error));
   }
   if (!isObj(raw)) throw new PrincipalsFileError('the top level must be an object with principals, roles and tenants');
   onlyKeys(raw, ['principals', 'roles', 'tenants'], 'top level');
@@ -111,6 +125,14 @@ export function parsePrincipalsFile(text: string): { data: DirectoryData; warnin
     };
   }
 
+  if (options.policyOnly) {
+    // TOOLGATE_PRINCIPALS=oidc: principals are the issuer's tokens; a token here would be a second,
+    // unexpiring way in that the operator may have forgotten (ADR 0074).
+    if (raw['principals'] !== undefined && (!Array.isArray(raw['principals']) || raw['principals'].length > 0)) {
+      throw new PrincipalsFileError('principals must be absent or empty when TOOLGATE_PRINCIPALS is oidc: principals come from the issuer\'s tokens, and this file holds only roles and tenants');
+    }
+    return { data: { principals: [], roles, tenants }, warnings: [] };
+  }
   if (!Array.isArray(raw['principals']) || raw['principals'].length === 0) {
     throw new PrincipalsFileError('principals must be a non-empty array');
   }

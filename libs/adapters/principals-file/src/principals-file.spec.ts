@@ -25,8 +25,8 @@ describe('parsePrincipalsFile', () => {
     const { data, warnings } = parse(valid);
     const directory = new StaticPrincipalDirectory(data);
     expect(warnings).toEqual([]);
-    expect(directory.authenticate(ALICE)).toEqual({ id: 'alice', tenant: 'acme', roles: ['worker'] });
-    expect(directory.authenticate('planner-token-0123456789')?.id).toBe('planner-1');
+    expect(directory.principalOf(ALICE)).toEqual({ id: 'alice', tenant: 'acme', roles: ['worker'] });
+    expect(directory.principalOf('planner-token-0123456789')?.id).toBe('planner-1');
     expect(directory.get('acme', 'alice')?.budget).toEqual({ calls: 100, windowSeconds: 3600 });
     expect(directory.principals('acme').map((p) => p.id)).toEqual(['alice', 'planner-1']);
     expect(directory.roleTools('planner')).toContain('send_message');
@@ -38,8 +38,25 @@ describe('parsePrincipalsFile', () => {
   it('refuses wrong and near-miss tokens', () => {
     const directory = new StaticPrincipalDirectory(parse(valid).data);
     for (const token of ['', 'alice', `${ALICE}x`, ALICE.slice(0, -1), ALICE.toUpperCase(), 'x'.repeat(5000)]) {
-      expect(directory.authenticate(token)).toBeUndefined();
+      expect(directory.principalOf(token)).toBeUndefined();
     }
+  });
+
+  it.each([
+    ['an unquoted token', `{"principals": [{"id": "alice", "token":SECRETPW-9f8e7d6c5b4a3210, "tenant": "acme"}]}`],
+    ['a single-quoted token', `{"principals": [{"id": "alice", "token": 'SECRETPW-9f8e7d6c5b4a3210'}]}`],
+    ['a token cut off by a missing quote', `{"principals": [{"id": "alice", "token": "SECRETPW-9f8e7d6c5b4a3210}]}`],
+    ['a token after a missing comma', `{"principals": [{"id": "alice" "token": "SECRETPW-9f8e7d6c5b4a3210"}]}`],
+    ['a bare token', 'SECRETPW-9f8e7d6c5b4a3210'],
+  ])('says where JSON with %s broke, never what is there', (_what, text) => {
+    let message = '';
+    try {
+      parsePrincipalsFile(text);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^not valid JSON(: [^"']+ \(line \d+, column \d+\))?$/);
+    expect(message).not.toMatch(/SECRET|9f8e/);
   });
 
   it.each([
@@ -124,7 +141,7 @@ describe('parsePrincipalsFile', () => {
 describe('demo directory', () => {
   it('holds one dev principal with token demo and the worker, operator and approver roles', () => {
     const directory = new StaticPrincipalDirectory(demoDirectoryData());
-    expect(directory.authenticate('demo')).toEqual({ id: 'demo', tenant: 'default', roles: ['worker', 'operator', 'approver'] });
+    expect(directory.principalOf('demo')).toEqual({ id: 'demo', tenant: 'default', roles: ['worker', 'operator', 'approver'] });
   });
 
   it('gives the demo standing grants through its worker role, enough for the documented examples (ADR 0022)', () => {

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Grant, Principal, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
+import type { Authentication, Grant, Principal, PrincipalDirectory, PrincipalRecord, TenantPolicy } from '@toolgate/contracts';
 
 /** A configured principal with the SHA-256 of its token (the token itself is never kept). */
 export interface PrincipalEntry extends PrincipalRecord {
@@ -26,9 +26,23 @@ export const sha256 = (text: string): Buffer => createHash('sha256').update(text
  * response time says nothing about which or how many tokens exist.
  */
 export class StaticPrincipalDirectory implements PrincipalDirectory {
-  constructor(private readonly data: DirectoryData) {}
+  constructor(private data: DirectoryData) {}
 
-  authenticate(bearerToken: string): Principal | undefined {
+  /**
+   * Serves `data` from the next call on, in one assignment. Every method is synchronous, so each
+   * answer comes from the old data or the new, never a mix (the reloader's step, ADR 0073).
+   */
+  replace(data: DirectoryData): void {
+    this.data = data;
+  }
+
+  authenticate(bearerToken: string): Promise<Authentication> {
+    const principal = this.principalOf(bearerToken);
+    return Promise.resolve(principal ? { outcome: 'principal', principal } : { outcome: 'refused', reason: 'the token is not a principal\'s' });
+  }
+
+  /** The principal whose token this is, synchronously (the answer {@link authenticate} wraps). */
+  principalOf(bearerToken: string): Principal | undefined {
     if (bearerToken.length === 0 || bearerToken.length > 4096) return undefined;
     const presented = sha256(bearerToken);
     let found: PrincipalEntry | undefined;
