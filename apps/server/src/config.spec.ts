@@ -48,6 +48,68 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(message);
   });
 
+  describe('TOOLGATE_PRINCIPALS=oidc', () => {
+    const ok = { TOOLGATE_PRINCIPALS: 'oidc', TOOLGATE_OIDC_ISSUER: 'https://id.example.com/realms/agents', TOOLGATE_OIDC_AUDIENCE: 'https://toolgate.example.com/mcp', TOOLGATE_PRINCIPALS_FILE: '/etc/toolgate/policy.json' };
+
+    it('reads the issuer, audience, claim names, algorithms, skew and budget, with defaults', () => {
+      expect(loadConfig(ok, '/srv').oidc).toEqual({
+        issuer: 'https://id.example.com/realms/agents',
+        audience: 'https://toolgate.example.com/mcp',
+        idClaim: 'sub',
+        tenantClaim: 'tenant',
+        rolesClaim: 'roles',
+        algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+        clockSkewSeconds: 30,
+        jwksHosts: [],
+        scopes: false,
+      });
+      expect(loadConfig({ ...ok, TOOLGATE_OIDC_SCOPES: 'on' }, '/srv').oidc?.scopes).toBe(true);
+      expect(() => loadConfig({ ...ok, TOOLGATE_OIDC_SCOPES: 'yes' }, '/srv')).toThrow(/TOOLGATE_OIDC_SCOPES must be one of on, off/);
+      const custom = loadConfig(
+        { ...ok, TOOLGATE_OIDC_ID_CLAIM: 'client_id', TOOLGATE_OIDC_TENANT_CLAIM: 'https://toolgate/tenant', TOOLGATE_OIDC_ROLES_CLAIM: 'groups', TOOLGATE_OIDC_ALGORITHMS: 'ES256', TOOLGATE_OIDC_CLOCK_SKEW_SECONDS: '5', TOOLGATE_OIDC_BUDGET: '600/3600', TOOLGATE_OIDC_JWKS_HOSTS: 'keys.example.com' },
+        '/srv',
+      ).oidc;
+      expect(custom).toMatchObject({ idClaim: 'client_id', tenantClaim: 'https://toolgate/tenant', rolesClaim: 'groups', algorithms: ['ES256'], clockSkewSeconds: 5, budget: { calls: 600, windowSeconds: 3600 }, jwksHosts: ['keys.example.com'] });
+      expect(loadConfig({}, '/srv')).toMatchObject({ principals: 'file' });
+      expect(loadConfig({}, '/srv').oidc).toBeUndefined();
+    });
+
+    it('accepts http only on a loopback issuer', () => {
+      // The URL parser reads 2130706433 and 127.1 as 127.0.0.1: loopback spellings, accepted.
+      for (const issuer of ['http://127.0.0.1:4444', 'http://127.9.9.9/x', 'http://[::1]:80/', 'http://2130706433', 'http://127.1']) {
+        expect(loadConfig({ ...ok, TOOLGATE_OIDC_ISSUER: issuer }, '/srv').oidc?.issuer).toBe(issuer);
+      }
+      for (const issuer of ['http://id.example.com', 'http://localhost:4444', 'http://10.0.0.1', 'http://0.0.0.0', 'http://[::ffff:127.0.0.1]', 'http://127.0.0.1.nip.io']) {
+        expect(() => loadConfig({ ...ok, TOOLGATE_OIDC_ISSUER: issuer }, '/srv'), issuer).toThrow(/must be https; http is accepted only on a loopback address/);
+      }
+    });
+
+    it.each([
+      [{ TOOLGATE_OIDC_ISSUER: undefined }, /TOOLGATE_OIDC_ISSUER is required/],
+      [{ TOOLGATE_OIDC_AUDIENCE: undefined }, /TOOLGATE_OIDC_AUDIENCE is required/],
+      [{ TOOLGATE_PRINCIPALS_FILE: undefined }, /needs TOOLGATE_PRINCIPALS_FILE/],
+      [{ TOOLGATE_OIDC_ISSUER: 'not a url' }, /absolute https URL/],
+      [{ TOOLGATE_OIDC_ISSUER: 'ftp://id.example.com' }, /https/],
+      [{ TOOLGATE_OIDC_ISSUER: 'https://user:pw@id.example.com' }, /credentials/],
+      [{ TOOLGATE_OIDC_ISSUER: 'https://id.example.com/?a=1' }, /query or fragment/],
+      [{ TOOLGATE_OIDC_ALGORITHMS: 'RS256,none' }, /'none' is not accepted/],
+      [{ TOOLGATE_OIDC_ALGORITHMS: 'HS256' }, /'HS256' is not accepted.*never none or HS\*/],
+      [{ TOOLGATE_OIDC_ALGORITHMS: 'rs256' }, /'rs256' is not accepted/],
+      [{ TOOLGATE_OIDC_ROLES_CLAIM: 'roles claim' }, /TOOLGATE_OIDC_ROLES_CLAIM must be a claim name/],
+      [{ TOOLGATE_OIDC_CLOCK_SKEW_SECONDS: '3600' }, /from 0 to 300/],
+      [{ TOOLGATE_OIDC_BUDGET: '10' }, /TOOLGATE_OIDC_BUDGET must be <calls>\/<windowSeconds>/],
+      [{ TOOLGATE_OIDC_BUDGET: '10/0' }, /TOOLGATE_OIDC_BUDGET must be/],
+      [{ TOOLGATE_PRINCIPALS: 'ldap' }, /TOOLGATE_PRINCIPALS must be one of file, oidc/],
+    ])('refuses %o with a message naming the setting', (change, message) => {
+      const env: Record<string, string | undefined> = { ...ok, ...change };
+      expect(() => loadConfig(env, '/srv')).toThrow(message);
+    });
+
+    it('refuses OIDC settings without TOOLGATE_PRINCIPALS=oidc, rather than ignore them', () => {
+      expect(() => loadConfig({ TOOLGATE_OIDC_ISSUER: 'https://id.example.com' }, '/srv')).toThrow(/TOOLGATE_OIDC_ISSUER is set, but TOOLGATE_PRINCIPALS is not oidc/);
+    });
+  });
+
   it('reads the sandbox caps', () => {
     expect(loadConfig({ TOOLGATE_SANDBOX_MAX_PROCESSES: '64', TOOLGATE_SANDBOX_MEMORY_MB: '512' })).toMatchObject({ sandboxMaxProcesses: 64, sandboxMemoryMb: 512 });
   });

@@ -12,6 +12,31 @@ export class ConfigError extends Error {
 export type StoreKind = 'sqlite' | 'postgres';
 export type AuditKind = 'file' | 'postgres';
 export type SearchProviderName = 'duckduckgo' | 'searxng' | 'tavily';
+export type PrincipalsKind = 'file' | 'oidc';
+
+/** The JWS algorithms an OIDC directory may accept: asymmetric only (no `none`, no HMAC). */
+export const OIDC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+
+/** `TOOLGATE_PRINCIPALS=oidc`: whose bearer JWTs are principals, and how their claims are read (ADR 0074). */
+export interface OidcConfig {
+  /** TOOLGATE_OIDC_ISSUER: https, or http on a loopback address only. */
+  readonly issuer: string;
+  /** TOOLGATE_OIDC_AUDIENCE: the `aud` a token must carry (this server's resource URL). */
+  readonly audience: string;
+  readonly idClaim: string;
+  readonly tenantClaim: string;
+  readonly rolesClaim: string;
+  /** TOOLGATE_OIDC_ALGORITHMS: the accepted JWS algorithms, a subset of {@link OIDC_ALGORITHMS}. */
+  readonly algorithms: readonly string[];
+  /** TOOLGATE_OIDC_CLOCK_SKEW_SECONDS: tolerance on `exp`, `nbf` and `iat`. */
+  readonly clockSkewSeconds: number;
+  /** TOOLGATE_OIDC_JWKS_HOSTS: hosts besides the issuer's that its `jwks_uri` may name. */
+  readonly jwksHosts: readonly string[];
+  /** TOOLGATE_OIDC_SCOPES=on: a token's Toolgate scopes limit what it may ask for (ADR 0075). */
+  readonly scopes: boolean;
+  /** TOOLGATE_OIDC_BUDGET (`<calls>/<windowSeconds>`): the call budget of every principal of the issuer; absent, none. */
+  readonly budget?: { readonly calls: number; readonly windowSeconds: number };
+}
 
 /** Everything the server reads from `TOOLGATE_*` variables, validated. */
 export interface ServerConfig {
@@ -19,6 +44,10 @@ export interface ServerConfig {
   readonly port: number;
   readonly dataDir: string;
   readonly principalsFile?: string;
+  /** Where principals come from (TOOLGATE_PRINCIPALS): the principals file's tokens, or an OpenID issuer's JWTs. */
+  readonly principals: PrincipalsKind;
+  /** Present exactly when `principals` is `oidc`. */
+  readonly oidc?: OidcConfig;
   readonly store: StoreKind;
   readonly audit: AuditKind;
   readonly databaseUrl?: string;
@@ -248,6 +277,82 @@ function mcpStateKey(env: Env, abs: (p: string) => string): Uint8Array | undefin
   return new Uint8Array(key);
 }
 
+/** A JWT claim name: what TOOLGATE_OIDC_*_CLAIM accept. */
+function claimName(env: Env, name: string, fallback: string): string {
+  const value = text(env, name) ?? fallback;
+  if (!/^[A-Za-z_][A-Za-z0-9_:.\-/]{0,127}$/.test(value)) throw new ConfigError(`${name} must be a claim name (letters, digits and _ : . - /, at most 128)`);
+  return value;
+}
+
+/** Whether an http(s) URL's host is a loopback address (the only place an http: issuer is accepted). */
+function isLoopbackUrlHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '');
+  return h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/** TOOLGATE_PRINCIPALS and, for `oidc`, its settings. */
+function principalsSource(env: Env): { principals: PrincipalsKind; oidc?: OidcConfig } {
+  const principals = oneOf(env, 'TOOLGATE_PRINCIPALS', ['file', 'oidc'] as const, 'file');
+  const oidcSet = Object.keys(env).filter((name) => name.startsWith('TOOLGATE_OIDC_') && text(env, name) !== undefined);
+  if (principals !== 'oidc') {
+    if (oidcSet.length > 0) throw new ConfigError(`${oidcSet.sort().join(', ')} ${oidcSet.length === 1 ? 'is' : 'are'} set, but TOOLGATE_PRINCIPALS is not oidc; set TOOLGATE_PRINCIPALS=oidc or unset ${oidcSet.length === 1 ? 'it' : 'them'}`);
+    return { principals };
+  }
+  const issuerText = text(env, 'TOOLGATE_OIDC_ISSUER');
+  if (issuerText === undefined) throw new ConfigError('TOOLGATE_OIDC_ISSUER is required when TOOLGATE_PRINCIPALS is oidc (the issuer URL, e.g. https://id.example.com/realms/agents)');
+  let issuer: URL;
+  try {
+    issuer = new URL(issuerText);
+  } catch {
+    throw new ConfigError('TOOLGATE_OIDC_ISSUER must be an absolute https URL');
+  }
+  if (issuer.username || issuer.password) throw new ConfigError('TOOLGATE_OIDC_ISSUER must not contain credentials');
+  if (issuer.search || issuer.hash) throw new ConfigError('TOOLGATE_OIDC_ISSUER must not have a query or fragment');
+  if (issuer.protocol === 'http:' && !isLoopbackUrlHost(issuer.hostname)) {
+    throw new ConfigError('TOOLGATE_OIDC_ISSUER must be https; http is accepted only on a loopback address (127.0.0.0/8 or [::1]), for development');
+  }
+  if (issuer.protocol !== 'https:' && issuer.protocol !== 'http:') throw new ConfigError('TOOLGATE_OIDC_ISSUER must be an absolute https URL');
+  const audience = text(env, 'TOOLGATE_OIDC_AUDIENCE');
+  if (audience === undefined) throw new ConfigError("TOOLGATE_OIDC_AUDIENCE is required when TOOLGATE_PRINCIPALS is oidc (the aud tokens for this server carry, usually its URL, e.g. https://toolgate.example.com/mcp)");
+  if (audience.length > 512 || /\s/.test(audience)) throw new ConfigError('TOOLGATE_OIDC_AUDIENCE must be one value without spaces, at most 512 characters');
+  const algorithms = list(env, 'TOOLGATE_OIDC_ALGORITHMS');
+  for (const alg of algorithms) {
+    if (!(OIDC_ALGORITHMS as readonly string[]).includes(alg)) {
+      throw new ConfigError(`TOOLGATE_OIDC_ALGORITHMS entry '${alg.slice(0, 20)}' is not accepted; use asymmetric algorithms from ${OIDC_ALGORITHMS.join(', ')} (never none or HS*)`);
+    }
+  }
+  const jwksHosts = list(env, 'TOOLGATE_OIDC_JWKS_HOSTS').map((entry) => {
+    const host = canonicalConfiguredHost(entry);
+    if ('problem' in host) throw new ConfigError(`TOOLGATE_OIDC_JWKS_HOSTS entry '${entry.slice(0, 60)}' ${host.problem}`);
+    return host.name;
+  });
+  const budgetText = text(env, 'TOOLGATE_OIDC_BUDGET');
+  let budget: { calls: number; windowSeconds: number } | undefined;
+  if (budgetText !== undefined) {
+    const m = /^(\d{1,10})\/(\d{1,8})$/.exec(budgetText);
+    if (!m || Number(m[1]) > 1_000_000_000 || Number(m[2]) < 1 || Number(m[2]) > 31_536_000) {
+      throw new ConfigError(`TOOLGATE_OIDC_BUDGET must be <calls>/<windowSeconds>, e.g. 600/3600 (calls 0 to 1000000000, window 1 to 31536000 seconds; got '${budgetText.slice(0, 40)}')`);
+    }
+    budget = { calls: Number(m[1]), windowSeconds: Number(m[2]) };
+  }
+  // The issuer as given: it is compared with the token's iss exactly, so a trailing slash matters.
+  return {
+    principals,
+    oidc: {
+      issuer: issuerText,
+      audience,
+      idClaim: claimName(env, 'TOOLGATE_OIDC_ID_CLAIM', 'sub'),
+      tenantClaim: claimName(env, 'TOOLGATE_OIDC_TENANT_CLAIM', 'tenant'),
+      rolesClaim: claimName(env, 'TOOLGATE_OIDC_ROLES_CLAIM', 'roles'),
+      algorithms: algorithms.length > 0 ? algorithms : ['RS256', 'PS256', 'ES256', 'EdDSA'],
+      clockSkewSeconds: int(env, 'TOOLGATE_OIDC_CLOCK_SKEW_SECONDS', 30, 0, 300),
+      jwksHosts,
+      scopes: oneOf(env, 'TOOLGATE_OIDC_SCOPES', ['on', 'off'] as const, 'off') === 'on',
+      ...(budget ? { budget } : {}),
+    },
+  };
+}
+
 /**
  * Reads and validates the configuration. Any invalid value stops the server with a message that
  * names the variable; secrets (API keys, HMAC keys, database passwords) are never echoed.
@@ -274,6 +379,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
   const host = text(env, 'TOOLGATE_HOST') ?? '127.0.0.1';
   if (!/^[A-Za-z0-9.:[\]-]+$/.test(host)) throw new ConfigError('TOOLGATE_HOST must be a host name or IP address');
   const principalsFile = text(env, 'TOOLGATE_PRINCIPALS_FILE');
+  const identity = principalsSource(env);
+  if (identity.principals === 'oidc' && principalsFile === undefined) {
+    throw new ConfigError('TOOLGATE_PRINCIPALS=oidc needs TOOLGATE_PRINCIPALS_FILE: the roles and tenants policy tokens are checked against (its principals list stays empty)');
+  }
   const mcpServersFile = text(env, 'TOOLGATE_MCP_SERVERS_FILE');
   const dataDirAsSet = text(env, 'TOOLGATE_DATA_DIR');
   const workspaceRootAsSet = text(env, 'TOOLGATE_WORKSPACE_ROOT');
@@ -291,6 +400,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     port: int(env, 'TOOLGATE_PORT', 8765, 0, 65535),
     dataDir,
     ...(principalsFile ? { principalsFile: abs(principalsFile) } : {}),
+    principals: identity.principals,
+    ...(identity.oidc ? { oidc: identity.oidc } : {}),
     store,
     audit,
     ...(databaseUrl ? { databaseUrl } : {}),

@@ -3,7 +3,7 @@ import type { ServerConfig } from './config.js';
 import { buildContainer } from './container.js';
 import type { Log } from './logger.js';
 import { runStartSteps, type StartContext } from './start-steps.js';
-import { ShellExecutorToken } from './tokens.js';
+import { PrincipalsReloadToken, ShellExecutorToken } from './tokens.js';
 
 export interface RunningServer {
   /** Base URL, e.g. `http://127.0.0.1:8765`. */
@@ -11,6 +11,8 @@ export interface RunningServer {
   readonly port: number;
   /** The tier bash and git run at, or undefined when they are not offered (the default tier cannot run here). */
   readonly shellTier: ExecutorTier | undefined;
+  /** Re-reads what SIGHUP re-reads (the principals file); resolves whether a new file serves. */
+  reload(trigger: string): Promise<boolean>;
   /** Stops accepting requests, waits for open ones, closes every adapter (newest first). */
   close(): Promise<void>;
 }
@@ -29,5 +31,6 @@ export async function startServer(config: ServerConfig, log: Log): Promise<Runni
     throw error;
   }
   const { url, port } = context.listening!;
-  return { url, port, shellTier: (await root.get(ShellExecutorToken))?.tier, close: () => root.close(log) };
+  const reload = await root.get(PrincipalsReloadToken);
+  return { url, port, shellTier: (await root.get(ShellExecutorToken))?.tier, reload, close: () => root.close(log) };
 }

@@ -166,7 +166,8 @@ async function warnAboutDemo({ root, log }: StartContext): Promise<void> {
   if (!(await root.get(DemoPrincipalToken))) return;
   // Read from the directory, not assumed: the line must say which self-approval policy is in force.
   const directory = await root.get(PrincipalDirectoryToken);
-  const demo = directory.authenticate('demo');
+  const found = await directory.authenticate('demo');
+  const demo = found.outcome === 'principal' ? found.principal : undefined;
   const selfApproval = demo !== undefined && directory.tenant(demo.tenant)?.selfApproval === true;
   log(
     'warn',

@@ -224,7 +224,7 @@ describe('no hostile input holds the event loop, end to end', () => {
     it("checks a server's structured output against its own backtracking output schema without stalling", async () => {
       const { body, health } = await whileHealthy(() => invoke('hostile__shaped', {}, { approved: true }));
       expect(body.denial).toMatchObject({ gate: 'execute', code: 'EXECUTION_FAILED' });
-      expect(body.denial.message).toMatch(/does not match the tool's output schema: data\/s must match pattern/);
+      expect(body.denial.message).toMatch(/with structured content that does not match its own outputSchema: data\/s must match pattern/);
       expect(Math.max(...health)).toBeLessThan(HEALTH_BOUND_MS);
     });
   });

@@ -237,7 +237,8 @@ describe('Toolgate as an MCP server at /mcp, end to end', { timeout: 120_000 }, 
           const answer = await send(port, { path: name.includes('query') ? `/mcp?token=${ALICE}` : '/mcp', headers, body: initialize() });
           expect(answer.status).toBe(401);
           expect(answer.headers['www-authenticate']).toMatch(/^Bearer\b/);
-          expect(answer.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: expect.any(Number), message: 'missing or invalid bearer token' } });
+          expect(answer.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: expect.any(Number), message: expect.stringMatching(/^(missing bearer token|invalid bearer token: .+)$/) } });
+          expect(answer.headers['www-authenticate']).toContain('/.well-known/oauth-protected-resource/mcp"');
         });
       });
     }

@@ -39,7 +39,9 @@ describe('an MCP server configured with each risk level', () => {
       body.tools.filter((t: { name: string }) => t.name.endsWith('__echo')).map((t: { name: string; risk: string }) => [t.name, t.risk]),
     );
     expect(risks).toEqual({ echo_low__echo: 'low', echo_medium__echo: 'medium', echo_high__echo: 'high', echo_critical__echo: 'critical', echo_default__echo: 'high' });
-    expect(h.logs.filter((line) => line.includes('rejected'))).toEqual([]);
+    // The start-up line names the rejected count (issue 12 defect 1): "0 rejected" is the one mention allowed.
+    expect(h.logs.filter((line) => line.includes('rejected') && !/ started with 7 tool\(s\) accepted and 0 rejected$/.test(line))).toEqual([]);
+    for (const risk of ['low', 'medium', 'high', 'critical', 'default']) expect(h.logs).toContain(`info MCP server 'echo-${risk}' started with 7 tool(s) accepted and 0 rejected`);
   });
 
   it('runs the low-risk tool without an approval, and still asks one for high', async () => {

@@ -34,12 +34,28 @@ describe('REST API (embedded defaults, demo principal)', () => {
     expect(body).toMatchObject({ ok: false, denial: { gate: 'lookup', code: 'VERSION_MISMATCH' } });
   });
 
+  it('answers GET /api/v1/me with the principal of the principals file (no issuer), its tools and no budget', async () => {
+    const { status, body } = await h.call('/api/v1/me', { token: 'demo' });
+    expect(status).toBe(200);
+    expect(body.principal).toEqual({ id: 'demo', tenant: 'default', roles: ['worker', 'operator', 'approver'] });
+    expect(body.visibleTools).toBeGreaterThan(3);
+    expect(body.budget).toBeUndefined();
+    expect((await h.call('/api/v1/me')).status).toBe(401);
+  });
+
   it('refuses a missing or wrong token with 401', async () => {
     expect((await h.call('/api/v1/tools')).status).toBe(401);
-    expect((await h.call('/api/v1/tools', { token: 'nope' })).status).toBe(401);
-    expect((await h.call('/api/v1/tools', { headers: { authorization: 'Basic ZGVtbzo=' } })).status).toBe(401);
-    const { body } = await h.call('/api/v1/tools/invoke', { method: 'POST', json: {} });
-    expect(body.error).toEqual({ code: 'UNAUTHORIZED', message: 'missing or invalid bearer token' });
+    const wrong = await h.call('/api/v1/tools', { token: 'nope' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error).toEqual({ code: 'UNAUTHORIZED', message: "invalid bearer token: the token is not a principal's" });
+    expect(wrong.headers.get('www-authenticate')).toMatch(/^Bearer realm="toolgate", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource", error="invalid_token"/);
+    const basic = await h.call('/api/v1/tools', { headers: { authorization: 'Basic ZGVtbzo=' } });
+    expect(basic.status).toBe(401);
+    expect(basic.body.error.message).toBe('invalid bearer token: the Authorization header is not "Bearer <token>"');
+    const { body, headers } = await h.call('/api/v1/tools/invoke', { method: 'POST', json: {} });
+    expect(body.error).toEqual({ code: 'UNAUTHORIZED', message: 'missing bearer token' });
+    // No token, no error code (RFC 6750 §3.1): only where the metadata is.
+    expect(headers.get('www-authenticate')).not.toContain('error=');
   });
 
   it('refuses malformed JSON with 400 and says so', async () => {

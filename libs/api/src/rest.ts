@@ -3,7 +3,7 @@ import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { Principal } from '@toolgate/contracts';
 import type { AppRouter } from './app-router.js';
 import { createContextInner } from './context.js';
-import { createCallerFactory } from './trpc.js';
+import { createCallerFactory, InsufficientScopeError } from './trpc.js';
 
 /** A REST request after the HTTP layer has authenticated it and parsed its JSON body. */
 export interface RestRequest {
@@ -18,6 +18,8 @@ export interface RestRequest {
 export interface RestResponse {
   readonly status: number;
   readonly body: unknown;
+  /** On a 403 for a token without the call's scope: the scope it needs (the face's challenge names it). */
+  readonly insufficientScope?: string;
 }
 
 type Caller = ReturnType<AppRouter['createCaller']>;
@@ -39,9 +41,15 @@ const routes: Route[] = [
       // `?format=openai|anthropic|mcp|toolgate` answers with the export, whose `tools` is the array to paste (ADR 0053).
       const formats = r.query.getAll('format');
       if (formats.length > 1) throw new TRPCError({ code: 'BAD_REQUEST', message: "query parameter 'format' is given more than once" });
-      if (formats.length === 0) return { tools: await c.tools.list() };
+      // `sources` rides beside `tools` (ADR 0067): where each tool source is, so a missing tool is explained.
+      if (formats.length === 0) return { tools: await c.tools.list(), sources: await c.tools.sources() };
       return c.tools.list({ format: formats[0] as never });
     } },
+  { method: 'GET', pattern: /^\/me$/, run: (c) => c.whoami() },
+  { method: 'GET', pattern: /^\/tools\/sources$/, run: async (c) => ({ sources: await c.tools.sources() }) },
+  { method: 'GET', pattern: /^\/tools\/held$/, run: async (c) => ({ held: await c.tools.held() }) },
+  { method: 'POST', pattern: /^\/tools\/([^/]+)\/accept$/, run: (c, r, [tool]) =>
+      c.tools.accept({ ...(typeof r.body === 'object' && r.body !== null ? r.body : {}), tool } as never) },
   { method: 'POST', pattern: /^\/tools\/invoke$/, run: (c, r) => c.tools.invoke(r.body as never) },
   { method: 'POST', pattern: /^\/tools\/explain$/, run: (c, r) => c.tools.explain(r.body as never) },
   { method: 'GET', pattern: /^\/approvals$/, run: (c, r) => {
@@ -87,6 +95,9 @@ export function createRestHandler(appRouter: AppRouter) {
       return { status: 200, body };
     } catch (cause) {
       const err = cause instanceof TRPCError ? cause : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'internal error' });
+      if (err.cause instanceof InsufficientScopeError) {
+        return { status: 403, body: { error: { code: 'INSUFFICIENT_SCOPE', message: err.message } }, insufficientScope: err.cause.scope };
+      }
       const issues = issueLines(err.cause);
       const message = err.code === 'INTERNAL_SERVER_ERROR' ? 'internal error' : issues ? `invalid request: ${issues.join('; ')}` : err.message;
       return { status: getHTTPStatusCodeFromError(err), body: { error: { code: err.code, message, ...(issues ? { issues } : {}) } } };

@@ -36,6 +36,16 @@ export const toolsListInput = z
   })
   .optional();
 
+/**
+ * `tools.accept`'s input: the tool, and the digest of the changed definition the operator looked
+ * at (as `tools.held` shows it), so a definition that changed again since is not accepted unseen.
+ */
+export const toolAcceptInput = z.strictObject({
+  tool: toolName,
+  // One anchored pattern that fails by the 72nd character, whatever the length; the message never echoes what was sent.
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/, "must be 'sha256:' and 64 lowercase hex digits, as `tools held` shows it"),
+});
+
 export const approvalRequestInput = z.strictObject({ tool: toolName, version: version.optional(), args: args.default({}) });
 
 export const approvalListInput = z

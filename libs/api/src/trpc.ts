@@ -1,5 +1,5 @@
 import { initTRPC, TRPCError } from '@trpc/server';
-import type { Principal } from '@toolgate/contracts';
+import { allowsScope, type Principal, type ToolgateScope } from '@toolgate/contracts';
 import type { ApiContext } from './context.js';
 import { argsProblem, inputProblem } from './input-bounds.js';
 
@@ -37,7 +37,9 @@ export const authedProcedure = t.procedure
     const turn = takeTurn(ctx);
     if (turn) await turn;
     if (!ctx.principal) {
-      throw new TRPCError({ code: 'UNAUTHORIZED', message: 'missing or invalid bearer token' });
+      const problem = ctx.credentialProblem;
+      if (problem?.outcome === 'unavailable') throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: `cannot check the bearer token now: ${problem.reason}; try again shortly` });
+      throw new TRPCError({ code: 'UNAUTHORIZED', message: problem ? `invalid bearer token: ${problem.reason}` : 'missing bearer token' });
     }
     return next({ ctx: { principal: ctx.principal as Principal } });
   })
@@ -53,6 +55,28 @@ export const authedProcedure = t.procedure
     if (inputRefusal) throw refusal([], inputRefusal);
     return next();
   });
+
+/** The cause of a FORBIDDEN for a token without the call's scope: the faces answer it with `insufficient_scope`. */
+export class InsufficientScopeError extends Error {
+  override readonly name = 'InsufficientScopeError';
+  constructor(readonly scope: ToolgateScope) {
+    super(`insufficient scope: this call needs a token with the scope '${scope}'`);
+  }
+}
+
+/**
+ * An authed procedure whose token must carry `scope` when scopes are checked (ADR 0075). Checked
+ * after authentication and before the input is parsed, so a token without it learns nothing else.
+ */
+export function scopedProcedure(scope: ToolgateScope) {
+  return authedProcedure.use(({ ctx, next }) => {
+    if (!allowsScope(ctx.principal, scope)) {
+      const cause = new InsufficientScopeError(scope);
+      throw new TRPCError({ code: 'FORBIDDEN', message: cause.message, cause });
+    }
+    return next();
+  });
+}
 
 const turns = new WeakMap<object, Promise<void>>();
 

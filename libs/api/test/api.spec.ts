@@ -4,7 +4,7 @@ import { RecordingAuditSink } from '@toolgate/testing';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { TRPCError } from '@trpc/server';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createAppRouter, createCallerFactory, createContextInner, createRestHandler } from '../src/index.js';
+import { createAppRouter, createCallerFactory, createContextInner, createRestHandler, InsufficientScopeError } from '../src/index.js';
 import { realGateway } from './real-gateway.js';
 
 const worker: Principal = { id: 'w', tenant: 'acme', roles: ['worker'] };
@@ -16,7 +16,7 @@ describe('the tRPC router over a real gateway', () => {
   beforeEach(() => {
     audit = new RecordingAuditSink();
     const gateway = realGateway({ tools: [calculatorTool], principals: [worker, operator], roles: { worker: ['*'] }, audit, tmpPrefix: 'toolgate-api-' });
-    router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [] }) });
+    router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [], sources: [] }) });
   });
   const caller = (principal?: Principal) => createCallerFactory(router)(createContextInner(principal ? { principal } : {}));
 
@@ -29,6 +29,26 @@ describe('the tRPC router over a real gateway', () => {
   it('refuses callers without a principal', async () => {
     await expect(caller().tools.list()).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     await expect(caller().health()).resolves.toMatchObject({ ok: true });
+  });
+
+  it('holds a token with scopes to them before any input is parsed, and one without scopes checked to none', async () => {
+    const reader: Principal = { ...worker, scopes: ['tools:read'] };
+    await expect(caller(reader).tools.list()).resolves.toBeInstanceOf(Array);
+    const refused = await caller(reader).tools.invoke({ tool: 'calculator', args: { expression: '1' } }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'FORBIDDEN', message: "insufficient scope: this call needs a token with the scope 'tools:call'" });
+    expect((refused as TRPCError).cause).toBeInstanceOf(InsufficientScopeError);
+    // Even input no procedure would accept is refused for the scope, not parsed.
+    await expect(caller(reader).tools.invoke({ nonsense: true } as never)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    const none: Principal = { ...operator, scopes: [] };
+    for (const call of [() => caller(none).whoami(), () => caller(none).tools.list(), () => caller(none).settings.egress.get(), () => caller(none).audit.verify()]) {
+      await expect(call()).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    }
+    await expect(caller({ ...operator, scopes: ['toolgate:admin'] }).settings.egress.get()).resolves.toMatchObject({ enabled: false });
+    expect(audit.records).toHaveLength(0);
+    // REST answers the same refusal with its own code and the scope for the challenge.
+    const rest = createRestHandler(router);
+    const answer = await rest({ method: 'POST', path: '/tools/invoke', query: new URLSearchParams(), principal: reader, body: { tool: 'calculator', args: { expression: '1' } } });
+    expect(answer).toEqual({ status: 403, body: { error: { code: 'INSUFFICIENT_SCOPE', message: "insufficient scope: this call needs a token with the scope 'tools:call'" } }, insufficientScope: 'tools:call' });
   });
 
   it('rejects unknown fields and says which', async () => {

@@ -34,7 +34,7 @@ describe('approvals.get and GET /api/v1/approvals/:id', () => {
       roles: { worker: ['*'] },
       tmpPrefix: 'toolgate-api-',
     });
-    router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [] }) });
+    router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [], sources: [] }) });
     const requested = await caller(worker).approvals.request({ tool: 'deploy', args: { target: 'prod' } });
     if (!requested.ok) throw new Error(JSON.stringify(requested.denial));
     id = requested.approval.id;

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AuditSink, Clock, PrincipalRecord, TenantPolicy, ToolDefinition } from '@toolgate/contracts';
+import type { AuditSink, Clock, PrincipalRecord, TenantPolicy, ToolDefinition, ToolPinStore, ToolSource } from '@toolgate/contracts';
 // The API's tests drive the real gateway over real in-memory adapters, as the composition root wires it.
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
@@ -22,6 +22,10 @@ export interface RealGatewayOptions {
   readonly clock?: Clock;
   /** The start of the temporary workspace root's name, so a leftover directory names its test. */
   readonly tmpPrefix: string;
+  /** Tool sources added after the tools, trusted with `risk: low` as an operator's servers file can. */
+  readonly sources?: readonly ToolSource[];
+  /** The pin store (the server's is SQLite or PostgreSQL); none by default. Call `loadPins()` before serving. */
+  readonly pins?: ToolPinStore;
 }
 
 /** The fallback tenant policy: all tools, nobody approving their own call, no standing grants. */
@@ -34,8 +38,11 @@ const OPEN_TENANT: TenantPolicy = { tools: ['*'], selfApproval: false, grants: [
  */
 export function realGateway(options: RealGatewayOptions): Gateway {
   const tenants = options.tenants ?? Object.fromEntries(options.principals.map((p) => [p.tenant, OPEN_TENANT]));
+  const registry = new ToolRegistry([...options.tools]);
+  for (const source of options.sources ?? []) registry.addSource(source, { trustLowRisk: true });
   return new Gateway({
-    registry: new ToolRegistry([...options.tools]),
+    registry,
+    ...(options.pins ? { pins: options.pins } : {}),
     directory: new LiteralDirectory({ tenants, roles: options.roles, principals: [...options.principals] }),
     approvals: new MemoryApprovalStore(),
     budgets: new MemoryBudgetStore(),

@@ -40,15 +40,15 @@ describe('tools.list formats and calls by alias, over tRPC and REST', () => {
       audit,
       tmpPrefix: 'toolgate-api-exports-',
     });
-    router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [] }) });
+    router = createAppRouter({ gateway, health: () => ({ ok: true, version: 'test', reasons: [], sources: [] }) });
   });
   const caller = (principal: Principal) => createCallerFactory(router)(createContextInner({ principal }));
   const rest = (query: string, principal: Principal = worker) => createRestHandler(router)({ method: 'GET', path: '/tools', query: new URLSearchParams(query), principal });
 
-  it('answers without a format exactly as before: the manifests', async () => {
+  it('answers without a format exactly as before: the manifests (REST adds the sources beside them, ADR 0067)', async () => {
     const manifests = await caller(worker).tools.list();
     expect(manifests).toEqual([calculatorTool.manifest, upstream.manifest]);
-    expect(await rest('')).toEqual({ status: 200, body: { tools: manifests } });
+    expect(await rest('')).toEqual({ status: 200, body: { tools: manifests, sources: [] } });
   });
 
   it.each(['openai', 'anthropic', 'mcp', 'toolgate'] as const)('answers the same %s export over tRPC and REST', async (format) => {

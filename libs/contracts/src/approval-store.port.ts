@@ -87,6 +87,14 @@ export interface ApprovalStore {
   decide(tenant: string, id: string, decision: ApprovalDecision): Promise<ApprovalOutcome>;
   /** Uses an approved, unexpired, unconsumed approval whose digest matches; at most once. */
   consume(tenant: string, id: string, payloadDigest: string, now: number): Promise<ApprovalOutcome>;
+  /**
+   * Gives back an approval that `consume` used at `consumedAt` for a call that never reached its
+   * tool: `consumed` becomes `approved` again (and `consumedAt` is cleared), in one atomic
+   * check-and-set that matches the tenant, id, digest and that exact `consumedAt`, so only the
+   * call that used it can give it back, and only once. Returns false (changing nothing) when the
+   * approval is not in that state. An approval given back past its expiry stays expired.
+   */
+  release(tenant: string, id: string, payloadDigest: string, consumedAt: number): Promise<boolean>;
 }
 /** The approval store `apps/server` binds by `TOOLGATE_STORE` (SQLite or PostgreSQL). */
 export const ApprovalStoreToken: Token<ApprovalStore> = token('ApprovalStore');

@@ -17,8 +17,20 @@ import type { DenialCode, Gate } from './invocation.js';
  *   Written before the decision is stored (ADR 0020); if the store then does not apply it, a
  *   follow-up `approval_decided` record with the same `approvalId`, no `approvedBy`, and a
  *   `detail` beginning `not applied:` (or `outcome unknown:`) names the seq of the first.
+ * - `tool_accepted`: an admin accepted a changed tool definition (ADR 0060). `principal` is the
+ *   admin, `tool` and `version` the tool, `detail` names the accepted digest and the one it
+ *   replaces. Written before the pin is stored; if the store then does not apply it, a follow-up
+ *   `tool_accepted` record whose `detail` begins `not applied:` (or `outcome unknown:`) says so.
  */
-export type AuditEventKind = 'authorized' | 'succeeded' | 'failed' | 'denied' | 'recovered' | 'approval_requested' | 'approval_decided';
+export type AuditEventKind =
+  | 'authorized'
+  | 'succeeded'
+  | 'failed'
+  | 'denied'
+  | 'recovered'
+  | 'approval_requested'
+  | 'approval_decided'
+  | 'tool_accepted';
 
 /**
  * One gateway decision. Never carries raw arguments: only their digest. String fields that
@@ -60,6 +72,11 @@ export interface AuditEvent {
   readonly detail?: string;
   /** The approval an `approval_requested` or `approval_decided` record is about. */
   readonly approvalId?: string;
+  /**
+   * On a call's records: the OpenID issuer of the caller's token (ADR 0074); absent for a
+   * principal of the principals file.
+   */
+  readonly issuer?: string;
   /**
    * On `authorized`, `succeeded` and `failed`: the standing grants (a role's or the tenant's) that
    * covered the tool's permissions, as `type:scope`, e.g. `["exec:*"]` (ADR 0022).

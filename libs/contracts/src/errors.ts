@@ -37,3 +37,17 @@ export class ToolAbortedError extends ToolError {
     super(message, 'ABORTED');
   }
 }
+
+/**
+ * The call never reached the tool: the handler gave up before handing it over (an MCP server
+ * that is restarting or stopped, a request its client library refused before sending it). The
+ * gateway then gives back the approval the call would have used, since nothing ran. A handler
+ * throws it only when it is sure nothing was handed over: for an MCP tool, before the
+ * `tools/call` request was written to the server's transport.
+ */
+export class ToolNotReachedError extends ToolError {
+  override readonly name = 'ToolNotReached';
+  constructor(message: string, reason = 'NOT_REACHED') {
+    super(message, reason);
+  }
+}

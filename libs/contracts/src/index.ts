@@ -8,7 +8,8 @@ export {
   type TenantPolicy,
   type Grant,
 } from './principal.js';
-export { PrincipalDirectoryToken, type PrincipalDirectory } from './principal-directory.port.js';
+export { PrincipalDirectoryToken, type Authentication, type PrincipalDirectory } from './principal-directory.port.js';
+export { TOOLGATE_SCOPES, allowsScope, type ToolgateScope } from './scopes.js';
 export {
   RISK_LEVELS,
   PERMISSION_TYPES,
@@ -32,11 +33,21 @@ export {
   type LongLivedTier,
 } from './executor-tiers.js';
 export type { ToolContext, ToolHandler, ToolDefinition, ProgressUpdate, CallerRequests, CallerRequestKind, InvokeOptions } from './tool-handler.js';
-export type { ToolSource } from './tool-source.port.js';
+export type { ToolSource, ToolSourceState, ToolSourceStatus } from './tool-source.port.js';
+export { ToolPinStoreToken, type ToolPinStore, type ToolPin } from './tool-pin-store.port.js';
 export { ToolExecutorsToken, type ToolExecutor, type ExecutorIsolation, type ExecutionOutcome } from './tool-executor.port.js';
 export type { ProcessRunner, ProcessSpec, ProcessLimits, ProcessResult, PreparedCommand } from './process-runner.port.js';
-export { HttpClientToken, type HttpClient, type HttpRequest, type HttpResponse } from './http-client.port.js';
-export { ToolError, PathEscapeError, EgressDeniedError, ToolAbortedError } from './errors.js';
+export {
+  HttpClientToken,
+  canStream,
+  type HttpClient,
+  type HttpRequest,
+  type HttpResponse,
+  type HttpStreamRequest,
+  type HttpStreamResponse,
+  type StreamingHttpClient,
+} from './http-client.port.js';
+export { ToolError, PathEscapeError, EgressDeniedError, ToolAbortedError, ToolNotReachedError } from './errors.js';
 export {
   GATES,
   type Gate,
@@ -46,6 +57,7 @@ export {
   type InvokeRequest,
   type InvokeResult,
   type ExplainResult,
+  type WhoAmI,
 } from './invocation.js';
 export {
   AuditSinkToken,

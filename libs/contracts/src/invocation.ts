@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from './json.js';
-import type { Grant } from './principal.js';
+import type { Grant, Principal } from './principal.js';
 
 /** The gates of the pipeline, in the order they run. */
 export type Gate =
@@ -34,6 +34,8 @@ export const GATES: readonly Gate[] = [
 export type DenialCode =
   | 'UNAUTHENTICATED'
   | 'TOOL_NOT_FOUND'
+  | 'TOOL_DEFINITION_CHANGED'
+  | 'SOURCE_UNAVAILABLE'
   | 'VERSION_MISMATCH'
   | 'TOOL_NOT_ALLOWED'
   | 'BUDGET_EXHAUSTED'
@@ -115,4 +117,26 @@ export interface ExplainResult {
   readonly payloadDigest?: string;
   /** Whether this call would need a human approval. */
   readonly approvalRequired: boolean;
+}
+
+/**
+ * What `whoami` reports: who the gateway takes the caller to be and what it may do now, so an
+ * agent learns its limits before it meets them (issue 13).
+ */
+export interface WhoAmI {
+  /** The principal as authenticated (with the issuer of its token, for an OIDC principal). */
+  readonly principal: Principal;
+  /** The standing grants its roles and tenant hold, as configured (ADR 0022), without repeats. */
+  readonly grants: readonly Grant[];
+  /** How many tools it may call now (the tenant's allowlist and its roles). */
+  readonly visibleTools: number;
+  /** Its call budget in the current window; absent when it has none (unlimited). */
+  readonly budget?: {
+    readonly calls: number;
+    readonly windowSeconds: number;
+    /** Calls left in the current window. */
+    readonly remaining: number;
+    /** ISO-8601 time the current window ends and the budget is whole again. */
+    readonly resetsAt: string;
+  };
 }

@@ -10,6 +10,12 @@ export interface ProcessSpec {
   readonly stdin?: string;
   /** Working directory relative to the workspace root; default the root itself. */
   readonly cwd?: string;
+  /**
+   * Absolute host paths the process may read, mounted read-only at the same path (a tier that
+   * cannot mount, such as `unisolated`, sees the host anyway). The operator's choice, checked
+   * before it gets here: a runner refuses a path it would not mount rather than drop it.
+   */
+  readonly readOnlyPaths?: readonly string[];
 }
 
 /** Bounds of one process run. */

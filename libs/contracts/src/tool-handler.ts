@@ -91,4 +91,12 @@ export interface ToolDefinition {
   readonly manifest: ToolManifest;
   /** Its code, run by the executor of the manifest's tier. */
   readonly handler: ToolHandler;
+  /**
+   * The definition exactly as its source declared it, before the adapter made it safe (for an
+   * MCP tool: the server's `name`, `title`, `description`, `inputSchema`, `outputSchema`,
+   * `annotations` and `execution`). It is what the gateway pins a source's tool by: a change to
+   * any of it holds the tool until an operator accepts it. Absent for first-party tools, whose
+   * manifest (without `integrity`) is what is digested.
+   */
+  readonly declared?: JsonObject;
 }

@@ -34,6 +34,16 @@ export interface EgressSpec {
   readonly urlArg?: string;
 }
 
+/** What the input repair may do beyond renames and coercions, which it always may (ADR 0063). */
+export interface RepairPolicy {
+  /**
+   * Move a number beyond its schema's `minimum`/`maximum` to the bound. Low- and medium-risk
+   * tools are clamped unless this is `false`; `high` and `critical` tools only when it is `true`
+   * (a clamp changes what an approved call does, so by default such a call is refused instead).
+   */
+  readonly clamp?: boolean;
+}
+
 /** Everything the gateway needs to know about a tool before it lets a call through. */
 export interface ToolManifest {
   /** `snake_case` name, unique in the registry (MCP tools: `<server>__<tool>`). */
@@ -50,6 +60,8 @@ export interface ToolManifest {
   readonly output: JsonSchema;
   /** Drop (never pass on) arguments the schema does not name, instead of refusing them. */
   readonly ignoreUnknownArgs?: boolean;
+  /** How far the gateway may repair arguments that fail the input schema (ADR 0063). */
+  readonly repair?: RepairPolicy;
   readonly egress?: EgressSpec;
   /** The sandbox the tool runs in; what it isolates is its executor's `isolation`. */
   readonly tier: ExecutorTier;
@@ -57,6 +69,10 @@ export interface ToolManifest {
   readonly timeoutMs: number;
   /** Largest serialized output accepted, in bytes (gateway default when absent). */
   readonly maxOutputBytes?: number;
-  /** `sha256:<hex>` of the handler package, for pinning. */
+  /**
+   * `sha256:<hex>` of this manifest without `integrity`, as canonical JSON (keys sorted, no
+   * spaces): when present, the tool is served only while it matches (or an admin accepted the
+   * manifest as it is now), so an edited manifest is held rather than served (ADR 0060).
+   */
   readonly integrity?: string;
 }

@@ -30,8 +30,8 @@ import { sizeGate } from './gates/size-gate.js';
 import type { GatewayLimits } from './limits.js';
 import type { ToolAccess } from './registry/tool-access.js';
 import type { ToolRegistry } from './registry/tool-registry.js';
-import { authorize, type CommitNeeds } from './steps/commit-step.js';
-import { CANCELLED_DETAIL, execute, executorFor, type ExecuteNeeds } from './steps/execute-step.js';
+import { authorize, giveBack, withApprovalFate, type ApprovalUse, type CommitNeeds } from './steps/commit-step.js';
+import { CANCELLED_DETAIL, execute, executorFor, type ExecuteNeeds, type Ran } from './steps/execute-step.js';
 import { recordOutcome, type OutcomeNeeds } from './steps/outcome-step.js';
 import { checkOutput, type OutputNeeds } from './steps/output-step.js';
 
@@ -111,11 +111,17 @@ function stages(w: PipelineWiring): Stages {
   };
 }
 
-/** The audit detail of a call stopped before its tool finished: a cancellation says so, and what was relayed. */
-function stoppedDetail(call: Call, cancelled: boolean): string | undefined {
+/**
+ * The audit detail of a call stopped before its tool finished: a cancellation says so, a call that
+ * was never started says what became of its approval, and what was relayed.
+ */
+function stoppedDetail(call: Call, ran: Ran & { readonly ok: false }): string | undefined {
+  const parts: string[] = [];
+  if (ran.cancelled === true) parts.push(CANCELLED_DETAIL);
+  if (!ran.handed && ran.denial.data?.['approvalId'] !== undefined) parts.push(ran.denial.message);
   const relayed = call.relay?.summary();
-  if (!cancelled) return relayed;
-  return relayed === undefined ? CANCELLED_DETAIL : `${CANCELLED_DETAIL}; ${relayed}`;
+  if (relayed !== undefined) parts.push(relayed);
+  return parts.length === 0 ? undefined : parts.join('; ');
 }
 
 /**
@@ -160,14 +166,25 @@ export class GatePipeline {
     const executor = executorFor(call, this.#wiring.executors);
     if (!('execute' in executor)) return this.refuse(call, executor);
 
-    const unauthorized = await authorize(call, stage.commit);
-    if (unauthorized) return this.refuse(call, unauthorized);
+    const commit = await authorize(call, stage.commit);
+    // A refusal after the consume says in its record what became of the approval, as its answer does.
+    if (!commit.ok) return this.refuse(call, commit.denial, commit.denial.data?.['approvalId'] === undefined ? undefined : commit.denial.message);
 
-    const ran = await execute(call, stage.execute, executor, options);
-    if (!ran.ok && !ran.failed) return this.refuse(call, ran.denial, stoppedDetail(call, ran.cancelled === true));
+    const executed = await execute(call, stage.execute, executor, options);
+    // A call that was not handed to its tool ran nothing: the approval it used is given back first,
+    // so the answer and the outcome record can say honestly what became of it (ADR 0062).
+    const ran = !executed.handed && commit.used ? await this.#givenBack(call, executed, commit.used) : executed;
+    if (!ran.ok && !ran.failed) return this.refuse(call, ran.denial, stoppedDetail(call, ran));
     const result = ran.ok ? checkOutput(call, stage.output, ran.output) : ran;
-    const outcome = await recordOutcome(call, stage.outcome, result);
+    const outcome = await recordOutcome(call, stage.outcome, result, ran.handed);
     return 'answer' in outcome ? outcome.answer : this.refuse(call, outcome.unaudited);
+  }
+
+  /** The execution's refusal, saying whether the approval the call used could be given back. */
+  async #givenBack(call: Call, executed: Ran, used: ApprovalUse): Promise<Ran> {
+    if (executed.ok) return executed;
+    const fate = await giveBack(call, this.#stages.commit, used);
+    return { ...executed, denial: withApprovalFate(executed.denial, used, fate) };
   }
 
   /** Gates 1–8 only, recording in `passed` the gates the call got through (for `explain`). */

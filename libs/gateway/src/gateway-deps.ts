@@ -10,6 +10,7 @@ import type {
   SettingsStore,
   TenantWorkspaces,
   ToolExecutor,
+  ToolPinStore,
 } from '@toolgate/contracts';
 import type { GatewayLimits } from './limits.js';
 import type { ToolRegistry } from './registry/tool-registry.js';
@@ -17,6 +18,12 @@ import type { ToolRegistry } from './registry/tool-registry.js';
 /** Everything the gateway needs; the composition root builds it from configuration. */
 export interface GatewayDeps {
   readonly registry: ToolRegistry;
+  /**
+   * Where the definitions of pinned tools (every source's, and first-party tools with `integrity`)
+   * are kept (ADR 0060). Read by `Gateway.loadPins` before the first call; until then, and without
+   * a store, no pinned tool is served.
+   */
+  readonly pins?: ToolPinStore;
   readonly directory: PrincipalDirectory;
   readonly approvals: ApprovalStore;
   readonly budgets: BudgetStore;

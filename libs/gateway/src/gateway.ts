@@ -12,18 +12,24 @@ import type {
   JsonObject,
   Principal,
   ToolManifest,
+  ToolPin,
+  WhoAmI,
 } from '@toolgate/contracts';
 import { payloadDigestOf } from './audit/call-digests.js';
 import { newCall, type Call } from './call.js';
 import { deny } from './denials/deny.js';
+import { fromStore } from './desks/roles.js';
 import { ApprovalDesk, type ApprovalReadOptions, type ApprovalRequestResult, type ApprovalView } from './desks/approval-desk.js';
 import { AuditAccess, type TenantAuditReport } from './desks/audit-access.js';
 import { EgressSettingsDesk } from './desks/egress-settings-desk.js';
 import { GatePipeline, type PipelineWiring } from './gate-pipeline.js';
+import { standingGrantsOf } from './gates/permissions-gate.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import { ToolAccess } from './registry/tool-access.js';
 import { exportTools, type ToolExport, type ToolExportFormat } from './registry/tool-exports.js';
+import { ToolPinDesk, type HeldTool, type ToolSourceReport } from './desks/tool-pin-desk.js';
+import { ToolPins } from './registry/tool-pins.js';
 
 /**
  * The one chokepoint every tool call passes: twelve gates in a fixed order, failing closed
@@ -38,6 +44,8 @@ export class Gateway {
   readonly #approvals: ApprovalDesk;
   readonly #egress: EgressSettingsDesk;
   readonly #audit: AuditAccess;
+  readonly #pins: ToolPins;
+  readonly #pinDesk: ToolPinDesk;
 
   constructor(deps: GatewayDeps) {
     const limits = { ...DEFAULT_LIMITS, ...deps.limits };
@@ -61,6 +69,9 @@ export class Gateway {
       listeners: deps.listeners ?? [],
     };
     this.#wiring = wiring;
+    this.#pins = new ToolPins(deps.pins, deps.clock, limits.pinWaitMs);
+    deps.registry.usePins(this.#pins);
+    this.#pinDesk = new ToolPinDesk({ registry: deps.registry, pins: this.#pins, audit: deps.audit, clock: deps.clock });
     this.#newId = deps.newId ?? randomUUID;
     const pipeline = new GatePipeline(wiring);
     this.#pipeline = pipeline;
@@ -76,6 +87,65 @@ export class Gateway {
     });
     this.#egress = new EgressSettingsDesk({ settings: deps.settings, bootEgress: deps.bootEgress });
     this.#audit = new AuditAccess({ audit: deps.audit });
+  }
+
+  /**
+   * The start step that must run before the gateway serves calls (the composition root awaits it
+   * before it listens): reads every pin from the pin store, then pins each tool its sources offer
+   * for the first time and waits for those pins to be durable. Until it has resolved, no pinned
+   * tool (no source's tool, no first-party tool with `integrity`) is listed or served. A tool whose
+   * definition changed is held, not a failure. Rejects with `GatewayError` UNAVAILABLE when there
+   * is no pin store or it cannot be read; calling it again re-reads the store.
+   */
+  async loadPins(): Promise<void> {
+    await this.#pins.load();
+    this.#wiring.registry.list();
+    await this.#pins.settled();
+  }
+
+  /**
+   * Waits (at most `pinWaitMs`) until the first-seen pins of the tools the sources offer now are
+   * durable, so a listing made right after a server's tool list changed includes its new tools
+   * rather than leaving them out until a later listing. Never rejects; a pin that is not durable
+   * by then leaves its tool unlisted.
+   */
+  async settlePins(): Promise<void> {
+    try {
+      this.#wiring.registry.list();
+      await this.#pins.settled();
+    } catch {
+      // A listing or a store that fails leaves the tools unlisted, which is the safe answer.
+    }
+  }
+
+  /** Each tool source with its status and how many of its tools are held (for health and `tools.list` metadata). */
+  toolSources(): readonly ToolSourceReport[] {
+    return this.#wiring.registry.sources().map(({ name, status, held }) => ({
+      name,
+      state: status.state,
+      transport: status.transport,
+      attempt: status.attempt,
+      accepted: status.accepted,
+      rejected: status.rejected,
+      since: status.since,
+      held,
+    }));
+  }
+
+  /** The tools held because their definition changed, with what changed (built-in `admin` role only; `GatewayError` FORBIDDEN otherwise). */
+  async heldTools(principal: Principal): Promise<readonly HeldTool[]> {
+    return this.#pinDesk.held(principal);
+  }
+
+  /**
+   * Accepts a held tool's new definition (built-in `admin` role only): `digest` is the new digest
+   * the admin reviewed (`HeldTool.newDigest`), so a definition that changed again since is refused.
+   * Audited (`tool_accepted`) before it is stored; served at once after. Throws `GatewayError`:
+   * FORBIDDEN, INVALID, NOT_FOUND (no held tool of that name), CONFLICT (not held, changed again,
+   * or replaced meanwhile), UNAVAILABLE (the audit or the pin store failed; nothing changed).
+   */
+  acceptToolDefinition(principal: Principal, request: { tool: string; digest: string }): Promise<ToolPin> {
+    return this.#pinDesk.accept(principal, request);
   }
 
   /** Runs a tool call through every gate. Never throws: an unexpected fault is a denial too. */
@@ -115,6 +185,31 @@ export class Gateway {
     } catch {
       return { wouldRun: false, passed, denial: call ? unexpected(call) : unexpectedAt('lookup'), approvalRequired: call?.approvalRequired ?? false };
     }
+  }
+
+  /**
+   * Who the caller is and what it may do now: its principal, standing grants, how many tools it
+   * may call, and its budget with the calls left and when the window ends. Reads the budget store
+   * (UNAVAILABLE when it cannot be read) but spends nothing and writes no audit record.
+   */
+  async whoami(principal: Principal): Promise<WhoAmI> {
+    const { directory, budgets, clock } = this.#wiring;
+    const seen = new Set<string>();
+    const grants = standingGrantsOf(principal, directory.tenant(principal.tenant), directory).filter((g) => {
+      const key = `${g.type}\u0000${g.scope}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    const base = { principal, grants, visibleTools: this.listTools(principal).length };
+    const policy = directory.get(principal.tenant, principal.id)?.budget;
+    if (!policy) return base;
+    const now = clock.now();
+    const remaining = await fromStore('read the budget', () => budgets.remaining(principal.tenant, principal.id, policy, now));
+    // Fixed windows, as the budget store counts them (`floor(now / window)`).
+    const windowMs = policy.windowSeconds * 1000;
+    const resetsAt = new Date((Math.floor(now / windowMs) + 1) * windowMs).toISOString();
+    return { ...base, budget: { calls: policy.calls, windowSeconds: policy.windowSeconds, remaining, resetsAt } };
   }
 
   /** The manifests of the tools this principal may call (tenant allowlist ∩ roles). */

@@ -3,6 +3,8 @@ export type { GatewayDeps } from './gateway-deps.js';
 export { DEFAULT_LIMITS, type GatewayLimits } from './limits.js';
 export { GatewayError, type GatewayErrorCode } from './denials/gateway-error.js';
 export { ToolRegistry, type RejectedTool } from './registry/tool-registry.js';
+export type { HeldTool, ToolSourceReport } from './desks/tool-pin-desk.js';
+export type { DefinitionChange } from './registry/tool-changes.js';
 export { checkToolDefinition, type ToolTrust } from './registry/manifest-rules.js';
 export {
   ALIAS_SHAPE,

@@ -6,10 +6,16 @@ export interface GatewayLimits {
   readonly maxOutputBytes: number;
   /** How long an approval request stays decidable and usable. Default 15 minutes. */
   readonly approvalTtlMs: number;
+  /**
+   * How long a call to a tool seen for the first time waits for its pin to be durable before it
+   * is refused (ADR 0060: never served unpinned). Default 5 seconds.
+   */
+  readonly pinWaitMs: number;
 }
 
 export const DEFAULT_LIMITS: GatewayLimits = {
   maxArgsBytes: 64 * 1024,
   maxOutputBytes: 1024 * 1024,
   approvalTtlMs: 15 * 60 * 1000,
+  pinWaitMs: 5000,
 };

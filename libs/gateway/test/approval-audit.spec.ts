@@ -12,6 +12,8 @@ function deployTool() {
     name: 'deploy',
     risk: 'high',
     input: { type: 'object', properties: { target: { type: 'string' }, replicas: { type: 'integer', maximum: 5 } }, required: ['target'], additionalProperties: false },
+    // These specs approve a clamped payload; a high-risk tool is clamped only when it opts in (ADR 0063).
+    repair: { clamp: true },
   });
 }
 
@@ -214,6 +216,7 @@ describe('failing closed when the trail cannot record an approval', () => {
       list: (t, f) => store.list(t, f),
       decide: (t, id, d) => (failing.decide ? Promise.reject(new Error('connection reset')) : store.decide(t, id, d)),
       consume: (t, id, digest, now) => store.consume(t, id, digest, now),
+      release: (t, id, digest, at) => store.release(t, id, digest, at),
     };
     const { h } = setup({ approvals });
 

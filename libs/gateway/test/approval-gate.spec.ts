@@ -7,6 +7,8 @@ function deployTool(risk: 'medium' | 'high' | 'critical' = 'high') {
     name: 'deploy',
     risk,
     input: { type: 'object', properties: { target: { type: 'string' }, replicas: { type: 'integer', maximum: 5 } }, required: ['target'], additionalProperties: false },
+    // These specs approve a clamped payload; a high-risk tool is clamped only when it opts in (ADR 0063).
+    repair: { clamp: true },
   });
 }
 

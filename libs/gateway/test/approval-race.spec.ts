@@ -68,8 +68,8 @@ describe.each(STORES)('budget charged to losers of an approval race (%s stores)'
     for (const denial of losers) expect(denial).toMatchObject({ gate: 'approval', code: 'APPROVAL_REQUIRED' });
   });
 
-  it('refuses the winner whose charge fails after the consume, saying the approval is used up, and runs nothing', async () => {
-    const budget = { calls: 1, windowSeconds: 3600 };
+  it('refuses the winner whose charge fails after the consume, runs nothing and gives its approval back (ADR 0062)', async () => {
+    const budget = { calls: 1, windowSeconds: 60 };
     const stores = open();
     const { h, deploy, remaining } = setup(stores, budget);
     const approval = await approve(h, { target: 'prod' });
@@ -79,9 +79,16 @@ describe.each(STORES)('budget charged to losers of an approval race (%s stores)'
     };
     const denial = denialOf(await h.gateway.invoke(h.who('racer'), { tool: 'deploy', args: { target: 'prod' }, approvalId: approval.id }));
     expect(denial).toMatchObject({ gate: 'budget', code: 'BUDGET_EXHAUSTED' });
-    expect(denial.message).toContain(`Approval '${approval.id}' was used up by this call, which did not run`);
+    expect(denial.message).toContain(`The call did not run. Approval '${approval.id}' was not used and still allows one call.`);
+    expect(denial.data).toMatchObject({ approvalId: approval.id, approvalReleased: true });
+    expect(h.audit.records.at(-1)).toMatchObject({ event: 'denied', code: 'BUDGET_EXHAUSTED', detail: denial.message });
     expect(deploy.calls).toHaveLength(0);
     expect(await remaining()).toBe(0);
+    // Once the window resets, the same approval runs the call: it was given back, not spent.
+    h.audit.afterAppend = () => undefined;
+    h.clock.advance(60_000);
+    expect((await h.gateway.invoke(h.who('racer'), { tool: 'deploy', args: { target: 'prod' }, approvalId: approval.id })).ok).toBe(true);
+    expect(deploy.calls).toHaveLength(1);
   });
 });
 

@@ -17,7 +17,7 @@ import { LiteralDirectory, ManualClock, RecordingAuditSink, type RoleConfig } fr
 // The gateway's tests wire it to real adapters, as the composition root does.
 import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
-import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
+import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore, MemoryToolPinStore } from '@toolgate/adapter-store-memory';
 import { expect } from 'vitest';
 import { Gateway, GatewayError, ToolRegistry, type GatewayDeps } from '../src/index.js';
 
@@ -119,6 +119,7 @@ export function harness(options: HarnessOptions = {}) {
   const approvals = new MemoryApprovalStore();
   const budgets = new MemoryBudgetStore();
   const settings = new MemorySettingsStore();
+  const pins = new MemoryToolPinStore();
   const cast = [...principals(), ...(options.principals ?? [])];
   const directory = new LiteralDirectory({
     tenants: options.tenants ?? {
@@ -133,6 +134,7 @@ export function harness(options: HarnessOptions = {}) {
   let ids = 0;
   const deps: GatewayDeps = {
     registry,
+    pins,
     directory,
     approvals,
     budgets,
@@ -151,7 +153,7 @@ export function harness(options: HarnessOptions = {}) {
     if (!p) throw new Error(`no test principal ${id}`);
     return { id: p.id, tenant: p.tenant, roles: p.roles };
   };
-  return { gateway, audit, clock, approvals, budgets, settings, directory, registry, workspaceRoot, deps, who };
+  return { gateway, audit, clock, approvals, budgets, settings, pins, directory, registry, workspaceRoot, deps, who };
 }
 
 /** Throws if the value is not a denial; returns it for assertions. */

@@ -1,4 +1,5 @@
 import type { InvokeRequest, TenantPolicy } from '@toolgate/contracts';
+import { timeLessCpuWait } from '@toolgate/testing';
 import { describe, expect, it } from 'vitest';
 import { calculatorTool } from '@toolgate/tool-calculator';
 import { denialOf, harness, ROLES, testTool, type HarnessOptions } from './harness.js';
@@ -248,12 +249,16 @@ describe('self-issued grants', () => {
     const huge = Array.from({ length: 1_000_000 }, () => net);
     // Warm up the other caller's tool (its schemas compile on first use), then race the two.
     expect((await h.gateway.invoke(h.who('worker-2'), { tool: 'calculator', args: { expression: '1' } })).ok).toBe(true);
-    const started = performance.now();
-    const [refused, other] = await Promise.all([
-      h.gateway.invoke(h.who('net-1'), { tool: 'api_call', args: {}, grants: huge }),
-      h.gateway.invoke(h.who('worker-2'), { tool: 'calculator', args: { expression: '2+3*4' } }),
-    ]);
-    expect(performance.now() - started).toBeLessThan(100);
+    const {
+      value: [refused, other],
+      ms,
+    } = await timeLessCpuWait(() =>
+      Promise.all([
+        h.gateway.invoke(h.who('net-1'), { tool: 'api_call', args: {}, grants: huge }),
+        h.gateway.invoke(h.who('worker-2'), { tool: 'calculator', args: { expression: '2+3*4' } }),
+      ]),
+    );
+    expect(ms).toBeLessThan(100);
     expect(denialOf(refused).message).toContain('at most 32 grants, not 1000000');
     expect(other).toMatchObject({ ok: true, output: { result: 14 } });
   });

@@ -4,8 +4,8 @@ import type { JsonObject } from '@toolgate/contracts';
 /** The token format's version: the first segment of every token, and part of what is signed. */
 const VERSION = 'v1';
 
-/** Bytes of an HMAC-SHA256 tag. */
-const TAG_BYTES = 32;
+/** Characters of an HMAC-SHA256 tag (32 bytes) in unpadded base64url. */
+const TAG_CHARS = 43;
 
 /** The shortest key accepted: as long as the HMAC-SHA256 output, so the key is never the weak part. */
 export const MIN_KEY_BYTES = 32;
@@ -80,10 +80,13 @@ export class SignedTokens {
     const [version, body, tag] = parts as [string, string, string];
     if (version !== VERSION) return { ok: false, problem: BASE64URL.test(version) ? 'unsupported_version' : 'malformed' };
     if (!BASE64URL.test(body) || !BASE64URL.test(tag)) return { ok: false, problem: 'malformed' };
-    const given = Buffer.from(tag, 'base64url');
-    const expected = this.#tag(purpose, body);
+    // The tag's text is compared, not its decoded bytes: base64url's last character carries bits
+    // no decoder reads, so several spellings decode to one tag, and a token must have exactly one
+    // spelling (a session id is also a key; an altered token must never verify).
+    const given = Buffer.from(tag, 'utf8');
+    const expected = Buffer.from(this.#tag(purpose, body).toString('base64url'), 'utf8');
     // Equal lengths first (timingSafeEqual requires it); the tag length is public anyway.
-    if (given.length !== TAG_BYTES || !timingSafeEqual(given, expected)) return { ok: false, problem: 'bad_signature' };
+    if (given.length !== TAG_CHARS || !timingSafeEqual(given, expected)) return { ok: false, problem: 'bad_signature' };
     let payload: unknown;
     try {
       payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));

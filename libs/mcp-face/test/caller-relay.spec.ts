@@ -152,7 +152,7 @@ describe('2025-era relay ids', () => {
   it('pushes the request under an unguessable id that only the asked session can answer, once', async () => {
     const r = relay();
     const { pushed, result } = legacyCall(r);
-    await sleep(5);
+    await expect.poll(() => pushed.length).toBe(1);
     const id = (pushed[0] as { id: string }).id;
     expect(id).toMatch(/^toolgate-elicit-[A-Za-z0-9_-]{22}$/);
     expect(r.settle('s:someone-else', id, { result: { action: 'accept', content: { who: 'forged' } } })).toBe(false);
@@ -165,7 +165,7 @@ describe('2025-era relay ids', () => {
   it('a JSON-RPC error answer fails the request with the flattened client text', async () => {
     const r = relay();
     const { pushed, result } = legacyCall(r);
-    await sleep(5);
+    await expect.poll(() => pushed.length).toBe(1);
     r.settle(LEGACY.sessionKey, (pushed[0] as { id: string }).id, { error: { code: -1, message: 'user\nclosed\u001b the dialog' } });
     await expect(result).rejects.toThrow('the calling client refused the elicitation request: user closed  the dialog');
   });
@@ -178,7 +178,7 @@ describe('2025-era relay ids', () => {
   ])('refuses an answer with %s', async (_what, answer) => {
     const r = relay();
     const { pushed, result } = legacyCall(r);
-    await sleep(5);
+    await expect.poll(() => pushed.length).toBe(1);
     r.settle(LEGACY.sessionKey, (pushed[0] as { id: string }).id, { result: answer });
     await expect(result).rejects.toMatchObject({ reason: 'RELAY_BAD_ANSWER' });
   });
@@ -208,7 +208,7 @@ describe('stack exhaustion by deep client input', () => {
       const result = r.round(round({ caller: LEGACY, push: async (m) => void pushed.push(m) }), async (run) =>
         run.invoke.caller?.elicit?.({ message: 'q', requestedSchema: { type: 'object', properties: {} } }, run.signal),
       );
-      await sleep(5);
+      await expect.poll(() => pushed.length).toBe(1);
       expect(r.settle(LEGACY.sessionKey, (pushed[0] as { id: string }).id, { result: { action: 'accept', content: { deep: deep(shape) } } })).toBe(true);
       await expect(result).rejects.toMatchObject({ reason: 'RELAY_BAD_ANSWER', message: "the calling client's elicitation answer is nested deeper than 64 levels" });
     });

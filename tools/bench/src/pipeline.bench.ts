@@ -2,6 +2,7 @@ import { InProcessExecutor } from '@toolgate/adapter-executor-inprocess';
 import { MemoryApprovalStore, MemoryBudgetStore, MemorySettingsStore } from '@toolgate/adapter-store-memory';
 import { FsTenantWorkspaces } from '@toolgate/adapter-workspace-fs';
 import type {
+  Authentication,
   AuditEvent,
   AuditReceipt,
   AuditRecord,
@@ -51,8 +52,8 @@ class NoopAuditSink implements AuditSink {
 class BenchDirectory implements PrincipalDirectory {
   readonly principal: PrincipalRecord = { id: 'bench', tenant: 'bench', roles: ['worker'] };
   readonly policy: TenantPolicy = { tools: ['calculator'], selfApproval: false, grants: [] };
-  authenticate() {
-    return this.principal;
+  authenticate(): Promise<Authentication> {
+    return Promise.resolve({ outcome: 'principal', principal: this.principal });
   }
   get(tenant: string, id: string) {
     return tenant === 'bench' && id === 'bench' ? this.principal : undefined;

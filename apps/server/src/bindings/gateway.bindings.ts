@@ -9,16 +9,32 @@ import {
   SettingsStoreToken,
   TenantWorkspacesToken,
   ToolExecutorsToken,
+  ToolPinStoreToken,
   type Clock,
 } from '@toolgate/contracts';
 import { Gateway, normalizeEgressHost } from '@toolgate/gateway';
 import { createKnownFailureRecorder } from '@toolgate/tool-memory';
+import { StartupError } from '../startup-error.js';
 import { ConfigToken, GatewayToken, ToolRegistryToken } from '../tokens.js';
 import type { Binder } from './binder.js';
 
 const systemClock: Clock = { now: () => Date.now() };
 
-/** The clock and the gateway: every port it enforces its gates with, by name. */
+/**
+ * Reads the pins before the gateway is handed to anything that serves (ADR 0060): the gateway is
+ * composed before the HTTP server is made, so no call is served with the pins unread. A store that
+ * cannot be read fails the start; the message is the gateway's, which names no store detail.
+ */
+async function withPinsLoaded(gateway: Gateway): Promise<Gateway> {
+  try {
+    await gateway.loadPins();
+  } catch (error) {
+    throw new StartupError(`tool pins: ${(error as Error).message}`);
+  }
+  return gateway;
+}
+
+/** The clock and the gateway: every port it enforces its gates with, by name, and its pins loaded. */
 export function bindGateway(binder: Binder): void {
   binder.constant(ClockToken, systemClock);
   binder.resolved(
@@ -36,9 +52,10 @@ export function bindGateway(binder: Binder): void {
       http: HttpClientToken,
       workspaces: TenantWorkspacesToken,
       graph: KnowledgeGraphToken,
+      pins: ToolPinStoreToken,
     },
     ({ config, graph, registry, ...ports }) =>
-      new Gateway({
+      withPinsLoaded(new Gateway({
         ...ports,
         registry,
         bootEgress: { enabled: config.egress.enabled, allowAny: config.egress.allowAny, hosts: config.egress.allowedHosts.map(normalizeEgressHost) },
@@ -47,6 +64,6 @@ export function bindGateway(binder: Binder): void {
         listeners: [
           createKnownFailureRecorder({ graph, clock: ports.clock, directory: ports.directory, provenanceOf: (tool) => registry.get(tool)?.manifest.provenance }),
         ],
-      }),
+      })),
   );
 }

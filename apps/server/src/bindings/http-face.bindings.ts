@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
-import { createAppRouter, type HealthReport } from '@toolgate/api';
+import { createAppRouter, sourceHealthOf, type HealthReport } from '@toolgate/api';
 import { createMcpFace } from '@toolgate/mcp-face';
-import { AuditSinkToken, ClockToken, PrincipalDirectoryToken } from '@toolgate/contracts';
+import { AuditSinkToken, ClockToken, PrincipalDirectoryToken, TOOLGATE_SCOPES } from '@toolgate/contracts';
 import { approvalUrlOf } from '../http/approval-page.js';
 import { createHostGuard } from '../http/host-guard.js';
 import { createHttpServer } from '../http/http-server.js';
@@ -27,16 +27,24 @@ function closeHttpServer(server: Server): Promise<void> {
 }
 
 /**
- * The HTTP face: health, the tRPC/REST router and the MCP face over the gateway, the Host/Origin guard and the
+ * The HTTP face: health and readiness, the tRPC/REST router and the MCP face over the gateway, the Host/Origin guard and the
  * server that carries them. The server is made last, so it is closed first: open requests end
  * before any adapter they use closes.
  */
 export function bindHttpFace(binder: Binder): void {
-  binder.resolved(HealthToken, { audit: AuditSinkToken }, ({ audit }) => (): HealthReport => {
+  binder.resolved(HealthToken, { audit: AuditSinkToken, gateway: GatewayToken }, ({ audit, gateway }) => (): HealthReport => {
     const reasons: string[] = [];
     const auditHealth = audit.health();
     if (!auditHealth.ok) reasons.push(`audit: ${auditHealth.reason ?? 'unavailable'}`);
-    return { ok: reasons.length === 0, version: VERSION, reasons };
+    let sources: HealthReport['sources'] = [];
+    try {
+      // Each source's state and counts only (sourceHealthOf copies nothing else): anyone can read /healthz.
+      sources = gateway.toolSources().map(sourceHealthOf);
+    } catch {
+      // A source whose status cannot be read is not known to be serving: say so rather than answer 500.
+      reasons.push('tool sources: their status cannot be read');
+    }
+    return { ok: reasons.length === 0, version: VERSION, reasons, sources };
   });
   binder.resolved(AppRouterToken, { gateway: GatewayToken, health: HealthToken }, ({ gateway, health }) => createAppRouter({ gateway, health }));
   binder.resolved(HostGuardToken, { config: ConfigToken }, ({ config }) =>
@@ -51,6 +59,12 @@ export function bindHttpFace(binder: Binder): void {
         const server: Server = createHttpServer({
           ...deps,
           maxBodyBytes: config.maxBodyBytes,
+          // RFC 9728: where a client learns whose tokens this server takes (ADR 0074).
+          resource: {
+            ...(config.publicUrl ? { publicOrigin: new URL(config.publicUrl).origin } : {}),
+            authorizationServers: config.oidc ? [config.oidc.issuer] : [],
+            scopes: config.oidc?.scopes ? [...TOOLGATE_SCOPES] : [],
+          },
           // The MCP face lists and calls through the same gateway as tRPC and REST (ADR 0049), and
           // points a call that needs an approval at the approval page (ADR 0050).
           mcp: createMcpFace({

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { PgStores } from '@toolgate/adapter-store-postgres';
 import { openSqliteStores } from '@toolgate/adapter-store-sqlite';
-import { ApprovalStoreToken, BudgetStoreToken, SettingsStoreToken } from '@toolgate/contracts';
+import { ApprovalStoreToken, BudgetStoreToken, SettingsStoreToken, ToolPinStoreToken } from '@toolgate/contracts';
 import type { ServerConfig, StoreKind } from '../config.js';
 import type { Log } from '../logger.js';
 import { StartupError } from '../startup-error.js';
@@ -30,7 +30,7 @@ const STATE_BACKENDS = {
   },
 } satisfies Record<StoreKind, (config: ServerConfig, log: Log) => Promise<StateStores>>;
 
-/** Ports `ApprovalStore`, `BudgetStore` and `SettingsStore`: opened on first use, closed with the container. */
+/** Ports `ApprovalStore`, `BudgetStore`, `SettingsStore` and `ToolPinStore`: opened on first use, closed with the container. */
 export function bindState(binder: Binder): void {
   binder
     .resolved(StateStoresToken, { config: ConfigToken, log: LogToken }, ({ config, log }) => STATE_BACKENDS[config.store](config, log))
@@ -38,4 +38,5 @@ export function bindState(binder: Binder): void {
   binder.resolved(ApprovalStoreToken, { state: StateStoresToken }, ({ state }) => state.approvals);
   binder.resolved(BudgetStoreToken, { state: StateStoresToken }, ({ state }) => state.budgets);
   binder.resolved(SettingsStoreToken, { state: StateStoresToken }, ({ state }) => state.settings);
+  binder.resolved(ToolPinStoreToken, { state: StateStoresToken }, ({ state }) => state.pins);
 }

@@ -14,7 +14,8 @@ const FirstPartyToolsToken: Token<readonly ToolDefinition[]> = token('FirstParty
 export function bindTools(binder: Binder): void {
   binder.resolvedFromList(FirstPartyToolsToken, tokensNeeded(FIRST_PARTY_TOOLS), (values) => buildTools(FIRST_PARTY_TOOLS, values));
   binder.resolved(ToolRegistryToken, { tools: FirstPartyToolsToken, sources: McpSourcesToken, log: LogToken }, ({ tools, sources, log }) => {
-    const registry = new ToolRegistry(tools);
+    // The log hears once per MCP server that reached its tool pin bound (ADR 0069).
+    const registry = new ToolRegistry(tools, { log: (message) => log('warn', flattenText(message, 2000)) });
     // The servers file is the operator's: a `risk: "low"` there is the explicit trust the registry asks for.
     for (const source of sources) registry.addSource(source, { trustLowRisk: source.config.risk === 'low' });
     // The reason quotes the server's schema (ajv's text too): one line, so it cannot forge log lines.

@@ -1,16 +1,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import { createContextInner, createRestHandler, restMethodHasBody, type AppRouter, type HealthReport } from '@toolgate/api';
-import type { Principal, PrincipalDirectory } from '@toolgate/contracts';
+import { createContextInner, createRestHandler, InsufficientScopeError, readinessOf, restMethodHasBody, type AppRouter, type HealthReport } from '@toolgate/api';
+import type { PrincipalDirectory } from '@toolgate/contracts';
 import type { McpFace } from '@toolgate/mcp-face';
 import { createApprovalPage } from './approval-page.js';
+import { authenticateRequest, bearerChallenge, credentialRefusal, PROTECTED_RESOURCE_METADATA, scopeChallenge, resourceMetadata, type ProtectedResource, type RequestAuthentication, type ResourcePath } from './bearer.js';
 import { answerPreflight, corsResponseHeaders, isPreflight } from './cors.js';
 import type { HostGuard } from './host-guard.js';
-import { serveMcp } from './mcp-route.js';
+import { refuseMcpCredential, serveMcp } from './mcp-route.js';
 
 export interface HttpServerDeps {
   readonly router: AppRouter;
   readonly directory: PrincipalDirectory;
+  /** What `/.well-known/oauth-protected-resource` says and 401 challenges point at (RFC 9728). */
+  readonly resource: ProtectedResource;
   readonly health: () => HealthReport;
   readonly maxBodyBytes: number;
   /** The Host/Origin guard every request passes before any route (DNS rebinding, foreign pages). */
@@ -40,17 +43,9 @@ class BodyError extends Error {
   }
 }
 
-/** The principal of `Authorization: Bearer <token>`, or undefined. */
-export function authenticate(req: IncomingMessage, directory: PrincipalDirectory): Principal | undefined {
-  const header = req.headers.authorization;
-  if (!header) return undefined;
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  return match ? directory.authenticate(match[1]!) : undefined;
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, { ...SECURITY_HEADERS, ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
 
@@ -81,11 +76,12 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unk
 }
 
 /**
- * The HTTP surface: tRPC at `/trpc`, REST at `/api/v1`, MCP at `/mcp`, liveness at `/healthz`, and
+ * The HTTP surface: tRPC at `/trpc`, REST at `/api/v1`, MCP at `/mcp`, liveness at `/healthz`,
+ * readiness at `/readyz` (ADR 0067), and
  * the approval page at `/approvals/<id>` with its assets under `/approval-page/` (ADR 0052).
  * Every response is JSON (or MCP's event stream, or the approval page's files); an unexpected failure is a 500 with a generic message and the detail goes to the log.
- * Every request passes the Host/Origin guard first; only `/healthz` answers a refused one, with
- * nothing but `{ok}`, and the approval page a top-level navigation refused only as cross-site.
+ * Every request passes the Host/Origin guard first; only `/healthz` and `/readyz` answer a refused
+ * one, with nothing but `{ok}` or `{ready}`, and the approval page a top-level navigation refused only as cross-site.
  */
 export function createHttpServer(deps: HttpServerDeps): Server {
   const handleRest = createRestHandler(deps.router);
@@ -98,6 +94,11 @@ export function createHttpServer(deps: HttpServerDeps): Server {
         // Probes (load balancers, often HTTP/1.0 without Host) still learn liveness, and nothing else.
         const { ok } = deps.health();
         return sendJson(res, ok ? 200 : 503, { ok });
+      }
+      if (verdict.url?.pathname === '/readyz' && (req.method === 'GET' || req.method === 'HEAD')) {
+        // Likewise readiness: the verdict only, not which sources there are.
+        const { ready } = readinessOf(deps.health());
+        return sendJson(res, ready ? 200 : 503, { ready });
       }
       // An approver following a link from a web-based client arrives cross-site; the page holds no
       // data and cannot be framed, so its document (never the API) is served to such a navigation.
@@ -129,8 +130,25 @@ export function createHttpServer(deps: HttpServerDeps): Server {
       return sendJson(res, health.ok ? 200 : 503, health);
     }
 
+    if (path === '/readyz') {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: { code: 'METHOD_NOT_SUPPORTED', message: 'use GET' } });
+      const readiness = readinessOf(deps.health());
+      return sendJson(res, readiness.ready ? 200 : 503, readiness);
+    }
+
+    if (path === PROTECTED_RESOURCE_METADATA || path === `${PROTECTED_RESOURCE_METADATA}/mcp`) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: { code: 'METHOD_NOT_SUPPORTED', message: 'use GET' } });
+      const resourcePath: ResourcePath = path === PROTECTED_RESOURCE_METADATA ? '' : '/mcp';
+      // Public by design (RFC 9728): a client reads it to learn where to get a token.
+      return sendJson(res, 200, resourceMetadata(req, deps.resource, resourcePath), { 'cache-control': 'max-age=300' });
+    }
+
     if (path === '/trpc' || path.startsWith('/trpc/')) {
-      const principal = authenticate(req, deps.directory);
+      const auth = await authenticateRequest(req, deps.directory);
+      // A token that is sent is decided before any procedure runs; tRPC answers a refused one
+      // (401 UNAUTHORIZED) or an undecidable one (503 SERVICE_UNAVAILABLE) in its own error shape.
+      const principal = auth.outcome === 'principal' ? auth.principal : undefined;
+      const credentialProblem = auth.outcome === 'refused' || auth.outcome === 'unavailable' ? { outcome: auth.outcome, reason: auth.reason } : undefined;
       await nodeHTTPRequestHandler({
         req,
         res,
@@ -139,9 +157,17 @@ export function createHttpServer(deps: HttpServerDeps): Server {
         maxBodySize: deps.maxBodyBytes,
         // One request may not fan out into an unbounded number of tool calls (each audited twice).
         maxBatchSize: MAX_TRPC_BATCH,
-        createContext: () => createContextInner(principal ? { principal } : {}),
+        createContext: () => createContextInner(principal ? { principal } : credentialProblem ? { credentialProblem } : {}),
         // A Headers instance is appended to tRPC's own, so its `vary` keeps Origin beside trpc-accept.
-        responseMeta: () => ({ headers: new Headers({ ...SECURITY_HEADERS, ...(verdict.corsOrigin !== undefined ? corsResponseHeaders(verdict.corsOrigin) : {}) }) }),
+        responseMeta: ({ errors }) => {
+          const headers = new Headers({ ...SECURITY_HEADERS, ...(verdict.corsOrigin !== undefined ? corsResponseHeaders(verdict.corsOrigin) : {}) });
+          // An authed procedure called without a token: the challenge says where to get one.
+          if (errors.some((e) => e.code === 'UNAUTHORIZED')) headers.set('www-authenticate', bearerChallenge(req, deps.resource, '', auth));
+          if (errors.some((e) => e.code === 'SERVICE_UNAVAILABLE')) headers.set('retry-after', '5');
+          const scope = errors.find((e) => e.cause instanceof InsufficientScopeError)?.cause as InsufficientScopeError | undefined;
+          if (scope) headers.set('www-authenticate', scopeChallenge(req, deps.resource, '', scope.scope));
+          return { headers };
+        },
         onError: ({ error, path: procedure }) => {
           if (error.code === 'INTERNAL_SERVER_ERROR') {
             deps.log('error', `tRPC ${procedure ?? '?'} failed: ${error.cause instanceof Error ? error.cause.message : error.message}`);
@@ -153,7 +179,17 @@ export function createHttpServer(deps: HttpServerDeps): Server {
 
     if (path === '/mcp' && deps.mcp) {
       const headers = { ...SECURITY_HEADERS, ...(verdict.corsOrigin !== undefined ? corsResponseHeaders(verdict.corsOrigin) : {}) };
-      return serveMcp(req, res, url, authenticate(req, deps.directory), { face: deps.mcp, maxBodyBytes: deps.maxBodyBytes, headers });
+      const auth = await authenticateRequest(req, deps.directory);
+      if (auth.outcome !== 'principal') {
+        const challenge: Record<string, string> = auth.outcome === 'unavailable' ? {} : { 'www-authenticate': bearerChallenge(req, deps.resource, '/mcp', auth) };
+        return refuseMcpCredential(res, auth, { ...headers, ...challenge });
+      }
+      return serveMcp(req, res, url, auth.principal, {
+        face: deps.mcp,
+        maxBodyBytes: deps.maxBodyBytes,
+        headers,
+        scopeChallenge: (scope) => scopeChallenge(req, deps.resource, '/mcp', scope),
+      });
     }
 
     if (approvalPage.handles(path)) return approvalPage.serve(req, res, path);
@@ -161,17 +197,25 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     if (path.startsWith('/api/v1/')) {
       const method = req.method ?? 'GET';
       let body: unknown;
-      const principal = authenticate(req, deps.directory);
-      if (!principal) {
-        // Drain nothing: refuse before reading a body from an unauthenticated client.
-        return sendJson(res, 401, { error: { code: 'UNAUTHORIZED', message: 'missing or invalid bearer token' } });
-      }
+      const auth = await authenticateRequest(req, deps.directory);
+      // Drain nothing: refuse before reading a body from an unauthenticated client.
+      if (auth.outcome !== 'principal') return refuseCredential(req, res, auth);
+      const principal = auth.principal;
       if (restMethodHasBody(method)) body = await readJsonBody(req, deps.maxBodyBytes);
       const answer = await handleRest({ method, path: path.slice('/api/v1'.length), query: url.searchParams, principal, body });
-      return sendJson(res, answer.status, answer.body);
+      const challenge: Record<string, string> = answer.insufficientScope ? { 'www-authenticate': scopeChallenge(req, deps.resource, '', answer.insufficientScope) } : {};
+      return sendJson(res, answer.status, answer.body, challenge);
     }
 
-    sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${path.slice(0, 200)}; see /api/v1, /trpc, /mcp, /approvals/<id> and /healthz` } });
+    sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${path.slice(0, 200)}; see /api/v1, /trpc, /mcp, /approvals/<id>, /healthz and /readyz` } });
+  };
+
+  /** 401 with the bearer challenge, or 503 when the identity provider cannot say (fail closed). */
+  const refuseCredential = (req: IncomingMessage, res: ServerResponse, auth: Exclude<RequestAuthentication, { outcome: 'principal' }>): void => {
+    res.setHeader('connection', 'close');
+    const { status, message } = credentialRefusal(auth);
+    if (status === 503) return sendJson(res, 503, { error: { code: 'IDENTITY_UNAVAILABLE', message } }, { 'retry-after': '5' });
+    sendJson(res, 401, { error: { code: 'UNAUTHORIZED', message } }, { 'www-authenticate': bearerChallenge(req, deps.resource, '', auth) });
   };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {

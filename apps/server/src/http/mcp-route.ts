@@ -1,11 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Principal } from '@toolgate/contracts';
+import { allowsScope, type Principal, type ToolgateScope } from '@toolgate/contracts';
 import type { McpFace } from '@toolgate/mcp-face';
+import { credentialRefusal, type RequestAuthentication } from './bearer.js';
 import { DEFAULT_WRITE_STALL_MS, writeWebResponse } from './web-response.js';
 
-/** A JSON-RPC error answered over HTTP before the SDK sees the request (no request id is known yet). */
-function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string>): void {
-  const text = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
+/**
+ * A JSON-RPC error answered over HTTP before the SDK sees the request: with the request's id when
+ * its body has been read and carries a valid one, else `null` (none is known yet).
+ */
+function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string>, id: string | number | null = null): void {
+  const text = JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
   res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
@@ -42,6 +46,21 @@ function isJsonArray(text: string): boolean {
  * reads and parses it again. Undefined for an empty or malformed body: the SDK then reads the
  * bytes itself and answers with the parse error the spec names.
  */
+/** The scope an MCP request needs: listing tools reads, calling one calls; other methods none. */
+function scopeOfMcpMethod(body: unknown): ToolgateScope | undefined {
+  const method = typeof body === 'object' && body !== null ? (body as { method?: unknown }).method : undefined;
+  if (method === 'tools/list') return 'tools:read';
+  if (method === 'tools/call') return 'tools:call';
+  return undefined;
+}
+
+/** A JSON-RPC request's id, when it is one the spec allows (a string or an integer), so the client can match the error. */
+function requestIdOf(body: unknown): string | number | null {
+  const id = typeof body === 'object' && body !== null ? (body as { id?: unknown }).id : undefined;
+  if (typeof id === 'string' && id.length <= 256) return id;
+  return typeof id === 'number' && Number.isSafeInteger(id) ? id : null;
+}
+
 function parseBody(text: string): unknown {
   if (text.length === 0) return undefined;
   try {
@@ -72,21 +91,28 @@ export interface McpRouteDeps {
   readonly maxBodyBytes: number;
   /** Headers every response carries (security, CORS). */
   readonly headers: Record<string, string>;
+  /** The `WWW-Authenticate` value of a 403 for a token without `scope` (absent: scopes are not answered with a challenge). */
+  readonly scopeChallenge?: (scope: string) => string;
   /** How long a write may wait for a client that takes no bytes before the response is destroyed and its call aborted (default 30 s). */
   readonly writeStallMs?: number;
 }
 
 /**
- * Serves `/mcp` for an authenticated principal, or answers 401 with the bearer challenge. Runs
- * after the Host/Origin guard, like every route. The body is read under the server's cap before
- * the SDK sees it; the SDK answers everything else (media types, JSON-RPC errors, revisions).
+ * Answers an `/mcp` request whose credential is not a principal's, before reading its body: 401
+ * (the caller's headers carry the bearer challenge), or 503 when the identity provider cannot say.
  */
-export async function serveMcp(req: IncomingMessage, res: ServerResponse, url: URL, principal: Principal | undefined, deps: McpRouteDeps): Promise<void> {
-  if (!principal) {
-    // Refuse before reading a body from an unauthenticated client.
-    res.setHeader('connection', 'close');
-    return sendJsonRpcError(res, 401, -32001, 'missing or invalid bearer token', { ...deps.headers, 'www-authenticate': 'Bearer realm="toolgate"' });
-  }
+export function refuseMcpCredential(res: ServerResponse, auth: Exclude<RequestAuthentication, { outcome: 'principal' }>, headers: Record<string, string>): void {
+  res.setHeader('connection', 'close');
+  const { status, message } = credentialRefusal(auth);
+  sendJsonRpcError(res, status, -32001, message, status === 503 ? { ...headers, 'retry-after': '5' } : headers);
+}
+
+/**
+ * Serves `/mcp` for an authenticated principal. Runs after the Host/Origin guard and
+ * authentication, like every route. The body is read under the server's cap before the SDK sees
+ * it; the SDK answers everything else (media types, JSON-RPC errors, revisions).
+ */
+export async function serveMcp(req: IncomingMessage, res: ServerResponse, url: URL, principal: Principal, deps: McpRouteDeps): Promise<void> {
   let body: Buffer | undefined;
   let parsedBody: unknown;
   if (req.method === 'POST') {
@@ -103,6 +129,22 @@ export async function serveMcp(req: IncomingMessage, res: ServerResponse, url: U
       return sendJsonRpcError(res, 400, -32600, 'JSON-RPC batch arrays are not supported; send one request per POST', deps.headers);
     }
     parsedBody = parseBody(text);
+    // The token's scope, when checked (ADR 0075), decides the HTTP answer: 403 with the challenge,
+    // as the MCP authorization spec asks, before the SDK or the gateway sees the request.
+    const scope = scopeOfMcpMethod(parsedBody);
+    if (scope && !allowsScope(principal, scope)) {
+      return sendJsonRpcError(
+        res,
+        403,
+        -32001,
+        `insufficient scope: ${String((parsedBody as { method: string }).method)} needs a token with the scope '${scope}'`,
+        {
+          ...deps.headers,
+          ...(deps.scopeChallenge ? { 'www-authenticate': deps.scopeChallenge(scope) } : {}),
+        },
+        requestIdOf(parsedBody),
+      );
+    }
   }
   const disconnected = new AbortController();
   // A client that closes the connection before the answer is complete cancels the call it carried.

@@ -112,21 +112,27 @@ describe('PgAuditSink', () => {
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const ready = new Promise<void>((resolve) =>
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.startsWith('ready\n')) resolve();
-      }),
-    );
+    const said = (line: string) =>
+      new Promise<void>((resolve) => {
+        const look = () => out.split('\n').includes(line) && resolve();
+        child.stdout.on('data', look);
+        look();
+      });
+    child.stdout.on('data', (d: Buffer) => void (out += d.toString()));
+    const ready = said('ready');
     child.stdin.on('error', () => undefined); // a child that died is reported through its exit code
     const sink = await PgAuditSink.open(db.url);
     try {
       await Promise.race([ready, exit]);
-      child.stdin.end('go\n');
-      const mine: AuditReceipt[] = [];
+      // One record each in turn (child, parent), so the chain interleaves however loaded the box
+      // is, then both processes' 10 writers at once.
+      child.stdin.write('go\n');
+      await Promise.race([said('first'), exit]);
+      const mine: AuditReceipt[] = [await sink.append(sample(0, { principal: 'parent' }))];
+      child.stdin.end('more\n');
       await Promise.all(
         Array.from({ length: workers }, async (_, w) => {
-          for (let i = 0; i < each; i++) mine.push(await sink.append(sample(w * each + i, { principal: 'parent' })));
+          for (let i = w === 0 ? 1 : 0; i < each; i++) mine.push(await sink.append(sample(w * each + i, { principal: 'parent' })));
         }),
       );
       expect(await exit, err).toBe(0);

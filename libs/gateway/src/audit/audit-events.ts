@@ -34,6 +34,8 @@ export function callEvent(call: Call, now: number, event: AuditEventKind, extra?
     tool: manifest ? manifest.name : String(call.request.tool).slice(0, MAX_NAME),
   };
   if (manifest) record.version = manifest.version;
+  // Who vouched for the caller, when an issuer did (ADR 0074).
+  if (call.principal.issuer !== undefined) record.issuer = call.principal.issuer;
   else if (typeof call.request.version === 'string') record.version = call.request.version.slice(0, MAX_NAME);
   record.durationMs = Math.max(0, now - call.startedAt);
   const digest = argsDigestOf(call);

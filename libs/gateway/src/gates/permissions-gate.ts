@@ -1,4 +1,4 @@
-import { BuiltInRoles, type Denial, type Grant, type Permission, type PrincipalDirectory } from '@toolgate/contracts';
+import { BuiltInRoles, type Denial, type Grant, type Permission, type Principal, type PrincipalDirectory, type TenantPolicy } from '@toolgate/contracts';
 import { toolOf, type Call, type CallGate } from '../call.js';
 import { deny } from '../denials/deny.js';
 
@@ -65,13 +65,18 @@ function covers(grant: Grant, wanted: Grant | Permission): boolean {
  * are capabilities (deciding approvals, changing settings), not permissions.
  */
 function standingGrants(call: Call, directory: PermissionsNeeds['directory']): Grant[] {
+  return standingGrantsOf(call.principal, call.tenant, directory);
+}
+
+/** {@link standingGrants} of a principal outside a call (what `whoami` reports). */
+export function standingGrantsOf(principal: Principal, tenant: TenantPolicy | undefined, directory: PermissionsNeeds['directory']): Grant[] {
   const standing: Grant[] = [];
-  for (const role of call.principal.roles) {
+  for (const role of principal.roles) {
     if (BUILT_IN_ROLES.includes(role)) continue;
     const grants = directory.roleGrants(role);
     if (grants) standing.push(...grants);
   }
-  standing.push(...(call.tenant?.grants ?? []));
+  standing.push(...(tenant?.grants ?? []));
   return standing;
 }
 

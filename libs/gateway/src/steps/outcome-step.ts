@@ -14,7 +14,12 @@ export interface OutcomeNeeds {
  * or, when the record could not be written, the refusal the pipeline must give (and audit)
  * instead: the result is withheld, since nothing unrecorded may reach the caller.
  */
-export async function recordOutcome(call: Call, needs: OutcomeNeeds, result: Execution): Promise<{ readonly answer: InvokeResult } | { readonly unaudited: Denial }> {
+export async function recordOutcome(
+  call: Call,
+  needs: OutcomeNeeds,
+  result: Execution,
+  handed = true,
+): Promise<{ readonly answer: InvokeResult } | { readonly unaudited: Denial }> {
   const now = needs.clock.now();
   // What the call relayed to its caller (progress, elicitation, sampling) is part of its record.
   const relayed = call.relay?.summary();
@@ -33,8 +38,12 @@ export async function recordOutcome(call: Call, needs: OutcomeNeeds, result: Exe
       unaudited: {
         gate: 'audit',
         code: 'OUTCOME_UNAUDITED',
-        message: `The tool ran, but its outcome could not be recorded in the audit trail, so ${result.ok ? 'its output is withheld' : 'its result is withheld'}.`,
-        hint: 'Do not assume the call had no effect. An operator can find it by its callId in the "authorized" record.',
+        message: handed
+          ? `The tool ran, but its outcome could not be recorded in the audit trail, so ${result.ok ? 'its output is withheld' : 'its result is withheld'}.`
+          : `The call did not reach its tool, but its outcome could not be recorded in the audit trail, so its result is withheld. ${result.ok ? '' : result.denial.message}`.trimEnd(),
+        hint: handed
+          ? 'Do not assume the call had no effect. An operator can find it by its callId in the "authorized" record.'
+          : 'An operator can find the call by its callId in the "authorized" record.',
       },
     };
   }

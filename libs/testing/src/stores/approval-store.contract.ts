@@ -351,4 +351,160 @@ export function testApprovalStore(open: StoreFactory<ApprovalStore>): void {
       expect(winners[0]?.ok && winners[0].record.consumedAt).toBe(stored?.consumedAt);
     });
   });
+
+  describe('release', () => {
+    /** An approval consumed at `at`, as the gateway's commit step leaves it. */
+    const consumed = async (tenant: string, at = T0 + 100, overrides: Partial<NewApproval> = {}): Promise<ApprovalRecord> => {
+      const record = await approved(tenant, overrides);
+      const outcome = await store().consume(tenant, record.id, record.payloadDigest, at);
+      if (!outcome.ok) throw new Error(`setup could not consume: ${outcome.problem}`);
+      return outcome.record;
+    };
+    const statusOf = async (tenant: string, id: string) => (await store().get(tenant, id))?.status;
+
+    it('gives a consumed approval back as approved, without consumedAt, and it can be used once more', async () => {
+      const tenant = freshTenant();
+      const used = await consumed(tenant);
+      expect(await store().release(tenant, used.id, used.payloadDigest, T0 + 100)).toBe(true);
+      const { consumedAt: _dropped, ...asApproved } = used;
+      expect(await store().get(tenant, used.id)).toEqual({ ...asApproved, status: 'approved' });
+      expect(await store().consume(tenant, used.id, used.payloadDigest, T0 + 200)).toMatchObject({ ok: true, record: { consumedAt: T0 + 200 } });
+      expect(await store().consume(tenant, used.id, used.payloadDigest, T0 + 201)).toMatchObject({ ok: false, problem: 'consumed' });
+    });
+
+    describe('a release that is not the consuming call’s (stale or forged use time)', () => {
+      it('refuses any consumedAt but the one the consume wrote, and leaves the approval used', async () => {
+        const tenant = freshTenant();
+        const used = await consumed(tenant, T0 + 100);
+        for (const wrong of [T0 + 99, T0 + 101, 0, -1, T0 + 100 + HOUR, Number.MAX_SAFE_INTEGER]) {
+          expect(await store().release(tenant, used.id, used.payloadDigest, wrong)).toBe(false);
+        }
+        expect(await store().get(tenant, used.id)).toEqual(used);
+      });
+
+      it('refuses a use time that is not an integer instead of matching it loosely', async () => {
+        const tenant = freshTenant();
+        const used = await consumed(tenant, T0 + 100);
+        for (const wrong of [T0 + 100.5, Number.NaN, Number.POSITIVE_INFINITY, `${T0 + 100}` as unknown as number, null as unknown as number]) {
+          await expect(store().release(tenant, used.id, used.payloadDigest, wrong)).rejects.toThrow(/consumedAt must be an integer/);
+        }
+        expect(await store().get(tenant, used.id)).toEqual(used);
+      });
+
+      it('cannot give back the use of a later call with the time of an earlier one', async () => {
+        const tenant = freshTenant();
+        const used = await consumed(tenant, T0 + 100);
+        expect(await store().release(tenant, used.id, used.payloadDigest, T0 + 100)).toBe(true);
+        const second = await store().consume(tenant, used.id, used.payloadDigest, T0 + 300);
+        expect(second.ok).toBe(true);
+        // The first call's release arrives again (a retry): the second call's use stands.
+        expect(await store().release(tenant, used.id, used.payloadDigest, T0 + 100)).toBe(false);
+        expect(await store().get(tenant, used.id)).toMatchObject({ status: 'consumed', consumedAt: T0 + 300 });
+      });
+    });
+
+    describe('a release of another payload (digest mismatch)', () => {
+      it('refuses every other digest, including look-alikes, and leaves the approval used', async () => {
+        const tenant = freshTenant();
+        const used = await consumed(tenant);
+        const digest = used.payloadDigest;
+        for (const wrong of [`sha256:${'cd'.repeat(32)}`, digest.toUpperCase(), digest.slice(7), `${digest} `, ` ${digest}`, `${digest}\u0000`, '', '%', 'lone \ud800']) {
+          expect(await store().release(tenant, used.id, wrong, T0 + 100)).toBe(false);
+        }
+        expect(await store().get(tenant, used.id)).toEqual(used);
+      });
+    });
+
+    describe('a release across tenants or of an unknown id', () => {
+      it('finds nothing in another tenant, even one with an approval of the same id', async () => {
+        const tenant = freshTenant('a');
+        const other = freshTenant('b');
+        const used = await consumed(tenant, T0 + 100, { id: 'shared-release-id' });
+        const theirs = await consumed(other, T0 + 100, { id: 'shared-release-id' });
+        for (const wrongTenant of [freshTenant('c'), tenant.toUpperCase(), `${tenant} `, '', "'; --"]) {
+          expect(await store().release(wrongTenant, used.id, used.payloadDigest, T0 + 100)).toBe(false);
+        }
+        expect(await store().release(other, theirs.id, theirs.payloadDigest, T0 + 100)).toBe(true);
+        expect(await store().get(tenant, used.id)).toEqual(used);
+      });
+
+      it('answers false for an unknown id, a look-alike and a pattern, changing nothing', async () => {
+        const tenant = freshTenant();
+        const used = await consumed(tenant, T0 + 100, { id: 'id-\ufffd' });
+        for (const wrongId of ['missing', 'id-\ud800', 'id-\u0000', 'id-%', 'id-_', '%', `${used.id} `, "' OR '1'='1"]) {
+          expect(await store().release(tenant, wrongId, used.payloadDigest, T0 + 100)).toBe(false);
+        }
+        expect(await store().get(tenant, used.id)).toEqual(used);
+      });
+    });
+
+    describe('a release of an approval that was not consumed', () => {
+      it('refuses pending, approved and denied approvals and leaves each as it was', async () => {
+        const tenant = freshTenant();
+        const pending = await store().create(newApproval(tenant));
+        const stillApproved = await approved(tenant);
+        const denied = await store().create(newApproval(tenant));
+        await store().decide(tenant, denied.id, { approve: false, by: 'bob', selfApproved: false, at: T0 + 1 });
+        const deniedRecord = await store().get(tenant, denied.id);
+        for (const record of [pending, stillApproved, deniedRecord as ApprovalRecord]) {
+          for (const at of [T0 + 100, record.createdAt, record.decidedAt ?? T0]) {
+            expect(await store().release(tenant, record.id, record.payloadDigest, at)).toBe(false);
+          }
+        }
+        expect(await store().get(tenant, pending.id)).toEqual(pending);
+        expect(await store().get(tenant, stillApproved.id)).toEqual(stillApproved);
+        expect(await store().get(tenant, denied.id)).toEqual(deniedRecord);
+      });
+    });
+
+    describe('a release twice', () => {
+      it('gives an approval back once: a second release, or 20 concurrent ones, win once', async () => {
+        const tenant = freshTenant();
+        const used = await consumed(tenant, T0 + 100);
+        expect(await store().release(tenant, used.id, used.payloadDigest, T0 + 100)).toBe(true);
+        expect(await store().release(tenant, used.id, used.payloadDigest, T0 + 100)).toBe(false);
+        expect(await statusOf(tenant, used.id)).toBe('approved');
+
+        const again = await consumed(tenant, T0 + 100);
+        const results = await Promise.all(Array.from({ length: 20 }, () => store().release(tenant, again.id, again.payloadDigest, T0 + 100)));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(await statusOf(tenant, again.id)).toBe('approved');
+      });
+    });
+
+    describe('a release racing consumers', () => {
+      it('lets exactly one release win and at most one consumer use the approval after it', async () => {
+        const tenant = freshTenant();
+        const used = await consumed(tenant, T0 + 100);
+        const racers = Array.from({ length: 40 }, (_, i) =>
+          i % 2 === 0
+            ? store().release(tenant, used.id, used.payloadDigest, T0 + 100).then((released) => ({ released }))
+            : store().consume(tenant, used.id, used.payloadDigest, T0 + 200 + i).then((outcome) => ({ outcome })),
+        );
+        const results = await Promise.all(racers);
+        const releases = results.flatMap((r) => ('released' in r ? [r.released] : []));
+        const wins = results.flatMap((r) => ('outcome' in r && r.outcome.ok ? [r.outcome.record] : []));
+        expect(releases.filter(Boolean)).toHaveLength(1);
+        expect(wins.length).toBeLessThanOrEqual(1);
+        const stored = await store().get(tenant, used.id);
+        if (wins[0]) expect(stored).toMatchObject({ status: 'consumed', consumedAt: wins[0].consumedAt });
+        else expect(stored?.status).toBe('approved');
+        // Whoever won, the approval allows no more calls than one given back.
+        const after = await store().consume(tenant, used.id, used.payloadDigest, T0 + 500);
+        expect(after.ok).toBe(wins.length === 0);
+      });
+    });
+
+    describe('a release past expiry', () => {
+      it('gives the approval back but it stays expired: no consume and no decision from expiresAt on', async () => {
+        const tenant = freshTenant();
+        const used = await consumed(tenant, T0 + 100);
+        expect(await store().release(tenant, used.id, used.payloadDigest, T0 + 100)).toBe(true);
+        expect(await store().consume(tenant, used.id, used.payloadDigest, used.expiresAt)).toMatchObject({ ok: false, problem: 'expired' });
+        expect(await store().consume(tenant, used.id, used.payloadDigest, used.expiresAt + HOUR)).toMatchObject({ ok: false, problem: 'expired' });
+        expect(await store().decide(tenant, used.id, approve(used.expiresAt + 1))).toMatchObject({ ok: false });
+        expect(await store().get(tenant, used.id)).toMatchObject({ status: 'approved', expiresAt: used.expiresAt });
+      });
+    });
+  });
 }

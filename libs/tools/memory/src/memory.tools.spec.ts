@@ -283,7 +283,7 @@ describe('createKnownFailureRecorder', () => {
   };
   // Tests add and remove roles in the two maps as they go, so this directory reads them live.
   const directory: PrincipalDirectory = {
-    authenticate: () => undefined,
+    authenticate: () => Promise.resolve({ outcome: 'refused', reason: 'no tokens here' }),
     get: () => undefined,
     principals: () => [],
     roleTools: (role) => (Object.hasOwn(roleTools, role) ? roleTools[role] : undefined),
