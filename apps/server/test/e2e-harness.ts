@@ -8,7 +8,7 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { BwrapExecutor } from '@toolgate/adapter-executor-bwrap';
-import { threadSchedule } from '@toolgate/testing';
+import { threadSchedule, timeLessCpuWait } from '@toolgate/testing';
 import { loadConfig } from '../src/config.js';
 import type { Log } from '../src/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
@@ -139,11 +139,8 @@ export function cpuWaitMs(): number {
  * Runs `work` and says how long it took, less the time the box kept this thread off a CPU
  * meanwhile: what a probe of the server's own responsiveness should compare with its bound.
  */
-export async function timedLessCpuWait<T>(work: () => Promise<T>): Promise<{ readonly value: T; readonly ms: number }> {
-  const started = performance.now();
-  const waited = cpuWaitMs();
-  const value = await work();
-  return { value, ms: performance.now() - started - (cpuWaitMs() - waited) };
+export function timedLessCpuWait<T>(work: () => Promise<T>): Promise<{ readonly value: T; readonly ms: number }> {
+  return timeLessCpuWait(work);
 }
 
 /**
@@ -159,7 +156,8 @@ export async function healthTimes(h: Harness, done: () => boolean, options: { in
     const waited = cpuWaitMs();
     const res = await h.call('/healthz');
     if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
-    times.push(performance.now() - start - (cpuWaitMs() - waited));
+    const waitedSince = cpuWaitMs() - waited;
+    times.push(performance.now() - start - waitedSince);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
   return times;
