@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
-import Provider from 'oidc-provider';
+import type Provider from 'oidc-provider';
 
 /** A client of the test provider and the claims its tokens carry (beside `sub`, which is its id). */
 export interface TestOidcClient {
@@ -67,6 +67,9 @@ async function keyOf(kid: string, privateKey: CryptoKey, publicKey: CryptoKey): 
  * notices about its development defaults are left on stderr.
  */
 export async function startOidcProvider(clients: readonly TestOidcClient[], options: { readonly port?: number } = {}): Promise<TestOidcProvider> {
+  // Loaded here, not at the top: every suite that imports @toolgate/testing would otherwise load
+  // the provider (and print its Node-version notice) whether it starts one or not.
+  const { default: OidcProvider } = await import('oidc-provider');
   let keyCount = 1;
   let key = await newKey(keyCount);
   let fetches = 0;
@@ -84,7 +87,7 @@ export async function startOidcProvider(clients: readonly TestOidcClient[], opti
   const byId = new Map(clients.map((c) => [c.id, c]));
 
   const build = (signing: SigningKey) => {
-    const provider = new Provider(issuer, {
+    const provider = new OidcProvider(issuer, {
       clients: clients.map((c) => ({ client_id: c.id, client_secret: c.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [] })),
       jwks: { keys: [signing.privateJwk] },
       features: {
