@@ -57,6 +57,13 @@ describe('deep and large arguments over /mcp from a 2026-07-28 client that can b
     });
   };
 
+  // The process's first MCP call compiles what every later one reuses (the SDK's message schemas,
+  // the gate pipeline's code): a one-time cost of any server's first caller, not of deep arguments.
+  beforeAll(async () => {
+    const answer = await call('"1 + 1"', CAPABILITIES.sampling!);
+    expect(answer.body.result, JSON.stringify(answer.body).slice(0, 300)).toMatchObject({ structuredContent: { result: 2 } });
+  }, 60_000);
+
   describe('stack exhaustion by nesting, and sheer size', () => {
     describe.each(Object.keys(CAPABILITIES))('declaring %s', (capability) => {
       it.each(Object.keys(SHAPES))("%s: the size gate's refusal as a tool error, audited once, the server answering meanwhile", async (shape) => {

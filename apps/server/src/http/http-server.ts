@@ -4,6 +4,7 @@ import { createContextInner, createRestHandler, InsufficientScopeError, readines
 import type { PrincipalDirectory } from '@toolgate/contracts';
 import type { McpFace } from '@toolgate/mcp-face';
 import { createApprovalPage } from './approval-page.js';
+import { parseBoundedJson } from './bounded-json.js';
 import { authenticateRequest, bearerChallenge, credentialRefusal, PROTECTED_RESOURCE_METADATA, scopeChallenge, resourceMetadata, type ProtectedResource, type RequestAuthentication, type ResourcePath } from './bearer.js';
 import { answerPreflight, corsResponseHeaders, isPreflight } from './cors.js';
 import type { HostGuard } from './host-guard.js';
@@ -69,7 +70,8 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unk
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') throw new BodyError(400, 'BAD_REQUEST', 'request body is empty; send a JSON object');
   try {
-    return JSON.parse(text);
+    // Values nested past MAX_BODY_DEPTH are cut before the parse builds them (ADR 0076).
+    return parseBoundedJson(text);
   } catch (error) {
     throw new BodyError(400, 'PARSE_ERROR', `malformed JSON: ${(error as Error).message.slice(0, 200)}`);
   }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { allowsScope, type Principal, type ToolgateScope } from '@toolgate/contracts';
 import type { McpFace } from '@toolgate/mcp-face';
 import { credentialRefusal, type RequestAuthentication } from './bearer.js';
+import { boundJsonDepth } from './bounded-json.js';
 import { DEFAULT_WRITE_STALL_MS, writeWebResponse } from './web-response.js';
 
 /**
@@ -41,11 +42,6 @@ function isJsonArray(text: string): boolean {
   return /^[\x20\t\n\r]*\[/.test(text);
 }
 
-/**
- * The body parsed once, here, for the SDK (`parsedBody`), so it neither clones the request nor
- * reads and parses it again. Undefined for an empty or malformed body: the SDK then reads the
- * bytes itself and answers with the parse error the spec names.
- */
 /** The scope an MCP request needs: listing tools reads, calling one calls; other methods none. */
 function scopeOfMcpMethod(body: unknown): ToolgateScope | undefined {
   const method = typeof body === 'object' && body !== null ? (body as { method?: unknown }).method : undefined;
@@ -61,12 +57,19 @@ function requestIdOf(body: unknown): string | number | null {
   return typeof id === 'number' && Number.isSafeInteger(id) ? id : null;
 }
 
-function parseBody(text: string): unknown {
-  if (text.length === 0) return undefined;
+/**
+ * The body parsed once, here, for the SDK (`parsedBody`), so it neither clones the request nor
+ * reads and parses it again, with values nested past `MAX_BODY_DEPTH` cut first (ADR 0076).
+ * `value` is undefined for an empty or malformed body: the SDK then reads `text` itself (the cut
+ * text, so it does not build the deep levels either) and answers with the parse error the spec names.
+ */
+function parseBody(text: string): { readonly value: unknown; readonly text: string; readonly cut: boolean } {
+  if (text.length === 0) return { value: undefined, text, cut: false };
+  const bounded = boundJsonDepth(text);
   try {
-    return JSON.parse(text) as unknown;
+    return { value: JSON.parse(bounded.text) as unknown, ...bounded };
   } catch {
-    return undefined;
+    return { value: undefined, ...bounded };
   }
 }
 
@@ -128,7 +131,9 @@ export async function serveMcp(req: IncomingMessage, res: ServerResponse, url: U
     if (isJsonArray(text)) {
       return sendJsonRpcError(res, 400, -32600, 'JSON-RPC batch arrays are not supported; send one request per POST', deps.headers);
     }
-    parsedBody = parseBody(text);
+    const parsed = parseBody(text);
+    parsedBody = parsed.value;
+    if (parsed.cut) body = Buffer.from(parsed.text, 'utf8');
     // The token's scope, when checked (ADR 0075), decides the HTTP answer: 403 with the challenge,
     // as the MCP authorization spec asks, before the SDK or the gateway sees the request.
     const scope = scopeOfMcpMethod(parsedBody);
