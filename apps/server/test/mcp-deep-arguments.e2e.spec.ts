@@ -64,6 +64,23 @@ describe('deep and large arguments over /mcp from a 2026-07-28 client that can b
     expect(answer.body.result, JSON.stringify(answer.body).slice(0, 300)).toMatchObject({ structuredContent: { result: 2 } });
   }, 60_000);
 
+  it('answers a deep body that is not JSON with the parse error, without parsing it, where a cut or a duplicate key would hide the fault (ADR 0076)', async () => {
+    const deep = (inner: string) => `${'['.repeat(LEVELS)}${inner}${']'.repeat(LEVELS)}`;
+    for (const expression of [
+      `"1 + 1","x":${deep('[junk}')},"x":0`,
+      `"1 + 1","x":${deep('1,')}`,
+      `${deep('"\\q"')}`,
+    ]) {
+      let done = false;
+      const pending = call(expression, CAPABILITIES.sampling!).finally(() => (done = true));
+      const health = await healthTimes(h, () => done);
+      const answer = await pending;
+      expect(answer.status).toBe(400);
+      expect(answer.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: Invalid JSON' } });
+      expect(Math.max(...health)).toBeLessThan(100);
+    }
+  });
+
   describe('stack exhaustion by nesting, and sheer size', () => {
     describe.each(Object.keys(CAPABILITIES))('declaring %s', (capability) => {
       it.each(Object.keys(SHAPES))("%s: the size gate's refusal as a tool error, audited once, the server answering meanwhile", async (shape) => {

@@ -29,6 +29,21 @@ describe('stack exhaustion by deeply nested arguments over HTTP', () => {
     }
   });
 
+  it('answers a deep REST body that is not JSON as malformed, even where a cut or a later duplicate key would hide the fault (ADR 0076)', async () => {
+    const deep = (inner: string) => `${'['.repeat(300)}${inner}${']'.repeat(300)}`;
+    for (const text of [
+      // The fault is inside what lies past 256 levels, and a later "p" would drop that branch.
+      `{"tool":"calculator","version":"1.0.0","args":{"expression":"2+2"},"p":${deep('[not json}')},"p":0}`,
+      `{"tool":"calculator","version":"1.0.0","args":{"expression":"2+2","data":${deep('1,')}}}`,
+      `{"tool":"calculator","version":"1.0.0","args":{"expression":"2+2","data":${deep('1')}}`,
+    ]) {
+      const res = await post('/api/v1/tools/invoke', text);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('PARSE_ERROR');
+      expect(res.body.error.message).toMatch(/^malformed JSON: the JSON text is malformed at position \d+ \(it nests deeper than 256 levels\)$/);
+    }
+  });
+
   it('answers the tRPC mutation and query with 400 and the same words', async () => {
     const mutation = await post('/trpc/tools.invoke', body(200_000, 'array'));
     expect(mutation.status).toBe(400);

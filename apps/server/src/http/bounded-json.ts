@@ -1,8 +1,9 @@
 // JSON request bodies parsed with their nesting bounded first (ADR 0076). V8's JSON.parse builds
 // every level of a 200,000-deep body in one turn of the event loop (40-60 ms for a 400 KB body on
 // this kind of machine, plus its garbage collection), and no call may nest its arguments deeper
-// than 32 levels anyway. One linear scan finds values deeper than the bound and the text that is
-// parsed holds `null` in their place.
+// than 32 levels anyway. One linear scan measures the depth; a text deeper than the bound is
+// checked to be JSON without building it, and the text that is parsed holds `null` in place of
+// what lies deeper.
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -10,21 +11,49 @@ const OPEN_OBJECT = 0x7b;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
 
 /**
- * How deep a request body may nest before its deeper values are cut. Every depth bound behind the
- * HTTP faces is lower (the arguments' 32 levels, a relayed answer's 64), so a value cut here was
- * already past each of them and its check refuses the same body with the same words.
+ * How deep a request body may nest before what lies deeper is cut. Every depth bound behind the
+ * HTTP faces is lower (the arguments' 32 levels, any REST input's 34, a relayed answer's 64), so
+ * a value cut here was already past each of them and its check refuses the body with the same words.
  */
 export const MAX_BODY_DEPTH = 256;
 
-/** A body's text with every value nested deeper than the bound replaced by `null`, and whether any was. */
+/** A body's text with what nests deeper than the bound cut (see {@link boundJsonDepth}), and whether anything was. */
 export interface BoundedJsonText {
   readonly text: string;
   readonly cut: boolean;
 }
 
-/** The index just past the string whose opening quote is at `open`, or the text's length when it never closes. */
+/** Whether `text` opens an array or object past `maxDepth` levels: a scan that stops where it does. */
+function deeperThan(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  const length = text.length;
+  let i = 0;
+  while (i < length) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) {
+      i = endOfString(text, i);
+      continue;
+    }
+    if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
+      if (++depth > maxDepth) return true;
+    } else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
+      depth = Math.max(0, depth - 1);
+    }
+    i++;
+  }
+  return false;
+}
+
+/** The index just past the string whose opening quote is at `open`, or the text's length when it never closes (no check of its contents). */
 function endOfString(text: string, open: number): number {
   let from = open + 1;
   for (;;) {
@@ -37,16 +66,177 @@ function endOfString(text: string, open: number): number {
   }
 }
 
+function isWhitespace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+}
+
+function isHexDigit(code: number): boolean {
+  return (code >= ZERO && code <= NINE) || (code >= 0x41 && code <= 0x46) || (code >= 0x61 && code <= 0x66);
+}
+
+/** Just past the JSON string opening at `open`, or `~index` of its first fault (a control character, a bad escape, no close). */
+function validString(text: string, open: number): number {
+  const length = text.length;
+  let i = open + 1;
+  while (i < length) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) return i + 1;
+    if (code < 0x20) return ~i;
+    if (code === BACKSLASH) {
+      const escaped = text.charCodeAt(i + 1);
+      if (escaped === 0x75) {
+        for (let k = 2; k < 6; k++) if (!isHexDigit(text.charCodeAt(i + k))) return ~(i + k);
+        i += 6;
+        continue;
+      }
+      // " \ / b f n r t
+      if (escaped === QUOTE || escaped === BACKSLASH || escaped === 0x2f || escaped === 0x62 || escaped === 0x66 || escaped === 0x6e || escaped === 0x72 || escaped === 0x74) {
+        i += 2;
+        continue;
+      }
+      return ~(i + 1);
+    }
+    i++;
+  }
+  return ~length;
+}
+
+function digitsFrom(text: string, i: number): number {
+  while (i < text.length) {
+    const code = text.charCodeAt(i);
+    if (code < ZERO || code > NINE) break;
+    i++;
+  }
+  return i;
+}
+
+/** Just past the JSON number starting at `start`, or `~index` of its first fault. */
+function validNumber(text: string, start: number): number {
+  let i = start;
+  if (text.charCodeAt(i) === MINUS) i++;
+  const first = text.charCodeAt(i);
+  if (first === ZERO) i++;
+  else if (first > ZERO && first <= NINE) i = digitsFrom(text, i + 1);
+  else return ~i;
+  if (text.charCodeAt(i) === DOT) {
+    const end = digitsFrom(text, i + 1);
+    if (end === i + 1) return ~end;
+    i = end;
+  }
+  const exponent = text.charCodeAt(i);
+  if (exponent === 0x65 || exponent === 0x45) {
+    i++;
+    const sign = text.charCodeAt(i);
+    if (sign === PLUS || sign === MINUS) i++;
+    const end = digitsFrom(text, i);
+    if (end === i) return ~end;
+    i = end;
+  }
+  return i;
+}
+
+// What the validator expects next.
+const VALUE = 0;
+const VALUE_OR_CLOSE = 1;
+const KEY = 2;
+const KEY_OR_CLOSE = 3;
+const COLON_NEXT = 4;
+const AFTER_VALUE = 5;
+
 /**
- * `text` with each array or object that opens past `maxDepth` levels replaced, through its
- * matching close, by `null`; the text itself when nothing nests that deep. Linear in the text and
- * no parse: strings are jumped over with native searches. The cut values are not checked for
- * well-formedness, since whatever they held was too deep to be accepted: a body that is malformed
- * only inside a cut value parses, and the depth check behind the face refuses it. A value that
- * never closes is cut to the end, so the text stays malformed and its parse fails as before.
+ * The index of the first character at which `text` stops being JSON as `JSON.parse` reads it
+ * (RFC 8259: whitespace is space, tab, LF and CR; no byte-order mark), or -1 when it is JSON.
+ * Linear, and it builds nothing: its only allocation is one byte per open container.
+ */
+export function jsonFaultAt(text: string): number {
+  const length = text.length;
+  const open = new Uint8Array(length);
+  let depth = 0;
+  let state = VALUE;
+  let i = 0;
+  for (;;) {
+    while (i < length && isWhitespace(text.charCodeAt(i))) i++;
+    if (i >= length) return state === AFTER_VALUE && depth === 0 ? -1 : length;
+    const code = text.charCodeAt(i);
+    switch (state) {
+      case VALUE:
+      case VALUE_OR_CLOSE: {
+        if (code === CLOSE_ARRAY && state === VALUE_OR_CLOSE) {
+          depth--;
+          i++;
+          state = AFTER_VALUE;
+          break;
+        }
+        if (code === OPEN_ARRAY || code === OPEN_OBJECT) {
+          open[depth++] = code;
+          i++;
+          state = code === OPEN_ARRAY ? VALUE_OR_CLOSE : KEY_OR_CLOSE;
+          break;
+        }
+        let end: number;
+        if (code === QUOTE) end = validString(text, i);
+        else if (code === MINUS || (code >= ZERO && code <= NINE)) end = validNumber(text, i);
+        else if (text.startsWith('true', i) || text.startsWith('null', i)) end = i + 4;
+        else if (text.startsWith('false', i)) end = i + 5;
+        else return i;
+        if (end < 0) return ~end;
+        i = end;
+        state = AFTER_VALUE;
+        break;
+      }
+      case KEY:
+      case KEY_OR_CLOSE: {
+        if (code === CLOSE_OBJECT && state === KEY_OR_CLOSE) {
+          depth--;
+          i++;
+          state = AFTER_VALUE;
+          break;
+        }
+        if (code !== QUOTE) return i;
+        const end = validString(text, i);
+        if (end < 0) return ~end;
+        i = end;
+        state = COLON_NEXT;
+        break;
+      }
+      case COLON_NEXT:
+        if (code !== COLON) return i;
+        i++;
+        state = VALUE;
+        break;
+      default: {
+        // AFTER_VALUE
+        if (depth === 0) return i;
+        const container = open[depth - 1];
+        if (code === COMMA) {
+          i++;
+          state = container === OPEN_ARRAY ? VALUE : KEY;
+        } else if ((code === CLOSE_ARRAY && container === OPEN_ARRAY) || (code === CLOSE_OBJECT && container === OPEN_OBJECT)) {
+          depth--;
+          i++;
+        } else {
+          return i;
+        }
+      }
+    }
+  }
+}
+
+/**
+ * `text` when it nests at most `maxDepth` levels (no copy, and no check: `JSON.parse` does that).
+ * Otherwise the text must be JSON, checked without building it (a `SyntaxError` naming the
+ * position when it is not, so a malformed deep body stays malformed). Then, in each container at
+ * `maxDepth`, the first array or object is replaced by `null` and whatever follows it up to the
+ * container's close is dropped, so a container costs one cut however many deep values it holds.
+ * What lies that deep is past every depth check behind the faces; where nothing checks depth (an
+ * MCP request's `_meta`), a value that deep arrives as `null`. Linear; strings are jumped over
+ * with native searches.
  */
 export function boundJsonDepth(text: string, maxDepth = MAX_BODY_DEPTH): BoundedJsonText {
-  let parts: string[] | undefined;
+  if (!deeperThan(text, maxDepth)) return { text, cut: false };
+  const fault = jsonFaultAt(text);
+  if (fault !== -1) throw new SyntaxError(`the JSON text is malformed at position ${fault} (it nests deeper than ${maxDepth} levels)`);
+  const parts: string[] = [];
   let kept = 0;
   let depth = 0;
   let i = 0;
@@ -63,8 +253,9 @@ export function boundJsonDepth(text: string, maxDepth = MAX_BODY_DEPTH): Bounded
         i++;
         continue;
       }
-      // Past the bound: skip this value to its matching close, counting its own levels.
-      const start = i;
+      // Past the bound, in a valid text: skip to the close of the container at maxDepth, whose
+      // first deep value this is, and keep that close.
+      parts.push(text.slice(kept, i), 'null');
       let inner = 0;
       while (i < length) {
         const c = text.charCodeAt(i);
@@ -73,23 +264,23 @@ export function boundJsonDepth(text: string, maxDepth = MAX_BODY_DEPTH): Bounded
           continue;
         }
         if (c === OPEN_OBJECT || c === OPEN_ARRAY) inner++;
-        else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) inner--;
+        else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+          if (inner === 0) break;
+          inner--;
+        }
         i++;
-        if (inner === 0) break;
       }
-      (parts ??= []).push(text.slice(kept, start), 'null');
       kept = i;
       continue;
     }
-    if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) depth = Math.max(0, depth - 1);
+    if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) depth--;
     i++;
   }
-  if (parts === undefined) return { text, cut: false };
   parts.push(text.slice(kept));
   return { text: parts.join(''), cut: true };
 }
 
-/** `JSON.parse` of `text` with its nesting bounded first (see {@link boundJsonDepth}); throws as `JSON.parse` does. */
+/** `JSON.parse` of `text` with its nesting bounded first (see {@link boundJsonDepth}); throws a `SyntaxError` as `JSON.parse` does. */
 export function parseBoundedJson(text: string, maxDepth = MAX_BODY_DEPTH): unknown {
   return JSON.parse(boundJsonDepth(text, maxDepth).text) as unknown;
 }

@@ -59,17 +59,23 @@ function requestIdOf(body: unknown): string | number | null {
 
 /**
  * The body parsed once, here, for the SDK (`parsedBody`), so it neither clones the request nor
- * reads and parses it again, with values nested past `MAX_BODY_DEPTH` cut first (ADR 0076).
- * `value` is undefined for an empty or malformed body: the SDK then reads `text` itself (the cut
- * text, so it does not build the deep levels either) and answers with the parse error the spec names.
+ * reads and parses it again, with what nests past `MAX_BODY_DEPTH` cut first (ADR 0076).
+ * `value` is undefined for an empty or malformed body: the SDK then reads the bytes itself and
+ * answers with the parse error the spec names. `deepAndMalformed` is a malformed body too deep
+ * for that (its parse would build every level before it failed): the route answers it.
  */
-function parseBody(text: string): { readonly value: unknown; readonly text: string; readonly cut: boolean } {
-  if (text.length === 0) return { value: undefined, text, cut: false };
-  const bounded = boundJsonDepth(text);
+function parseBody(text: string): { readonly value: unknown; readonly deepAndMalformed?: true } {
+  if (text.length === 0) return { value: undefined };
+  let bounded: string;
   try {
-    return { value: JSON.parse(bounded.text) as unknown, ...bounded };
+    bounded = boundJsonDepth(text).text;
   } catch {
-    return { value: undefined, ...bounded };
+    return { value: undefined, deepAndMalformed: true };
+  }
+  try {
+    return { value: JSON.parse(bounded) as unknown };
+  } catch {
+    return { value: undefined };
   }
 }
 
@@ -132,8 +138,9 @@ export async function serveMcp(req: IncomingMessage, res: ServerResponse, url: U
       return sendJsonRpcError(res, 400, -32600, 'JSON-RPC batch arrays are not supported; send one request per POST', deps.headers);
     }
     const parsed = parseBody(text);
+    // The SDK's own answer to a body that is not JSON, without the SDK parsing it.
+    if (parsed.deepAndMalformed) return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON', deps.headers);
     parsedBody = parsed.value;
-    if (parsed.cut) body = Buffer.from(parsed.text, 'utf8');
     // The token's scope, when checked (ADR 0075), decides the HTTP answer: 403 with the challenge,
     // as the MCP authorization spec asks, before the SDK or the gateway sees the request.
     const scope = scopeOfMcpMethod(parsedBody);
