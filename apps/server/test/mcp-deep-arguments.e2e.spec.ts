@@ -81,6 +81,19 @@ describe('deep and large arguments over /mcp from a 2026-07-28 client that can b
     }
   });
 
+  it('refuses a body deep in more than 64 places with a JSON-RPC invalid request that says so (ADR 0076)', async () => {
+    const flood = `[${Array.from({ length: 50_000 }, () => '[[[]]]').join(',')}]`;
+    // The envelope is 3 levels and the expression's own 251 reach 254: the flood's array is at 255 and each of its 50,000 members a container at 256 with a deeper value.
+    const deepFlood = `${'['.repeat(251)}${flood}${']'.repeat(251)}`;
+    let done = false;
+    const pending = call(deepFlood, CAPABILITIES.sampling!).finally(() => (done = true));
+    const health = await healthTimes(h, () => done);
+    const answer = await pending;
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: the request nests deeper than 256 levels in more than 64 places' } });
+    expect(Math.max(...health)).toBeLessThan(100);
+  });
+
   describe('stack exhaustion by nesting, and sheer size', () => {
     describe.each(Object.keys(CAPABILITIES))('declaring %s', (capability) => {
       it.each(Object.keys(SHAPES))("%s: the size gate's refusal as a tool error, audited once, the server answering meanwhile", async (shape) => {

@@ -44,6 +44,13 @@ describe('stack exhaustion by deeply nested arguments over HTTP', () => {
     }
   });
 
+  it('refuses a REST body deep in more than 64 places with 400 BAD_REQUEST that says so (ADR 0076)', async () => {
+    const places = Array.from({ length: 65 }, () => `${'['.repeat(300)}${']'.repeat(300)}`).join(',');
+    const res = await post('/api/v1/tools/invoke', `{"tool":"calculator","version":"1.0.0","args":{"expression":"2+2","data":[${places}]}}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'BAD_REQUEST', message: 'invalid request: the request nests deeper than 256 levels in more than 64 places' });
+  });
+
   it('answers the tRPC mutation and query with 400 and the same words', async () => {
     const mutation = await post('/trpc/tools.invoke', body(200_000, 'array'));
     expect(mutation.status).toBe(400);

@@ -1,6 +1,6 @@
 import { timeOnThread } from '@toolgate/testing';
 import { describe, expect, it } from 'vitest';
-import { boundJsonDepth, jsonFaultAt, MAX_BODY_DEPTH, parseBoundedJson } from './bounded-json.js';
+import { boundJsonDepth, jsonFaultAt, MAX_BODY_CUTS, MAX_BODY_DEPTH, parseBoundedJson, TooDeepJsonError } from './bounded-json.js';
 
 /** How deep a parsed value nests (iterative, so a test of deep values cannot overflow here). */
 function depthOf(value: unknown): number {
@@ -107,6 +107,19 @@ describe('JSON bodies with their nesting bounded before the parse', () => {
     // Malformed from its 258th character: refused there, not after the scan of the rest.
     const { ms } = timeOnThread(() => expect(() => boundJsonDepth(`${'['.repeat(256)}${'[]'.repeat(524_000)}${']'.repeat(256)}`)).toThrow(SyntaxError));
     expect(ms).toBeLessThan(10);
+  });
+
+  it(`cuts up to ${MAX_BODY_CUTS} containers at the bound and refuses a body deep in more places, before building its pieces`, () => {
+    const containers = (n: number) => `${'['.repeat(MAX_BODY_DEPTH - 1)}${Array.from({ length: n }, () => '[[]]').join(',')}${']'.repeat(MAX_BODY_DEPTH - 1)}`;
+    const allowed = boundJsonDepth(containers(MAX_BODY_CUTS));
+    expect(allowed.cut).toBe(true);
+    expect(JSON.parse(allowed.text)).toBeDefined();
+    expect(() => boundJsonDepth(containers(MAX_BODY_CUTS + 1))).toThrow(TooDeepJsonError);
+    expect(() => boundJsonDepth(containers(MAX_BODY_CUTS + 1))).toThrow(`the request nests deeper than ${MAX_BODY_DEPTH} levels in more than ${MAX_BODY_CUTS} places`);
+    // 1 MiB of them (about 210,000): one validity scan and 65 cuts, not 420,000 pieces and a 1.47 MB parse.
+    const flood = `${'['.repeat(255)}${'[[]],'.repeat(Math.floor((2 ** 20 - 514) / 5))}[[]]${']'.repeat(255)}`;
+    const { ms } = timeOnThread(() => expect(() => boundJsonDepth(flood)).toThrow(TooDeepJsonError));
+    expect(ms).toBeLessThan(100);
   });
 
   it.each([

@@ -26,6 +26,21 @@ const NINE = 0x39;
  */
 export const MAX_BODY_DEPTH = 256;
 
+/**
+ * How many containers at the bound may hold a deeper value before the body is refused instead of
+ * cut: each cut is a piece of the new text, and a body of 210,000 such containers would cost more
+ * than the parse it replaces. No request an agent means to send is deep in more than a few places.
+ */
+export const MAX_BODY_CUTS = 64;
+
+/** A body nested past the bound in more than {@link MAX_BODY_CUTS} places: refused, not cut. */
+export class TooDeepJsonError extends Error {
+  constructor(maxDepth: number) {
+    super(`the request nests deeper than ${maxDepth} levels in more than ${MAX_BODY_CUTS} places`);
+    this.name = 'TooDeepJsonError';
+  }
+}
+
 /** A body's text with what nests deeper than the bound cut (see {@link boundJsonDepth}), and whether anything was. */
 export interface BoundedJsonText {
   readonly text: string;
@@ -228,7 +243,7 @@ export function jsonFaultAt(text: string): number {
  * position when it is not, so a malformed deep body stays malformed). Then, in each container at
  * `maxDepth`, the first array or object is replaced by `null` and whatever follows it up to the
  * container's close is dropped, so a container costs one cut however many deep values it holds.
- * What lies that deep is past every depth check behind the faces; where nothing checks depth (an
+ * More than {@link MAX_BODY_CUTS} such containers throw {@link TooDeepJsonError}. What lies that deep is past every depth check behind the faces; where nothing checks depth (an
  * MCP request's `_meta`), a value that deep arrives as `null`. Linear; strings are jumped over
  * with native searches.
  */
@@ -255,6 +270,7 @@ export function boundJsonDepth(text: string, maxDepth = MAX_BODY_DEPTH): Bounded
       }
       // Past the bound, in a valid text: skip to the close of the container at maxDepth, whose
       // first deep value this is, and keep that close.
+      if (parts.length >= 2 * MAX_BODY_CUTS) throw new TooDeepJsonError(maxDepth);
       parts.push(text.slice(kept, i), 'null');
       let inner = 0;
       while (i < length) {

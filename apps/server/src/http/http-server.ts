@@ -4,7 +4,7 @@ import { createContextInner, createRestHandler, InsufficientScopeError, readines
 import type { PrincipalDirectory } from '@toolgate/contracts';
 import type { McpFace } from '@toolgate/mcp-face';
 import { createApprovalPage } from './approval-page.js';
-import { parseBoundedJson } from './bounded-json.js';
+import { parseBoundedJson, TooDeepJsonError } from './bounded-json.js';
 import { authenticateRequest, bearerChallenge, credentialRefusal, PROTECTED_RESOURCE_METADATA, scopeChallenge, resourceMetadata, type ProtectedResource, type RequestAuthentication, type ResourcePath } from './bearer.js';
 import { answerPreflight, corsResponseHeaders, isPreflight } from './cors.js';
 import type { HostGuard } from './host-guard.js';
@@ -73,6 +73,7 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unk
     // Values nested past MAX_BODY_DEPTH are cut before the parse builds them (ADR 0076).
     return parseBoundedJson(text);
   } catch (error) {
+    if (error instanceof TooDeepJsonError) throw new BodyError(400, 'BAD_REQUEST', `invalid request: ${error.message}`);
     throw new BodyError(400, 'PARSE_ERROR', `malformed JSON: ${(error as Error).message.slice(0, 200)}`);
   }
 }

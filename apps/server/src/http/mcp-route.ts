@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { allowsScope, type Principal, type ToolgateScope } from '@toolgate/contracts';
 import type { McpFace } from '@toolgate/mcp-face';
 import { credentialRefusal, type RequestAuthentication } from './bearer.js';
-import { boundJsonDepth } from './bounded-json.js';
+import { boundJsonDepth, TooDeepJsonError } from './bounded-json.js';
 import { DEFAULT_WRITE_STALL_MS, writeWebResponse } from './web-response.js';
 
 /**
@@ -62,14 +62,16 @@ function requestIdOf(body: unknown): string | number | null {
  * reads and parses it again, with what nests past `MAX_BODY_DEPTH` cut first (ADR 0076).
  * `value` is undefined for an empty or malformed body: the SDK then reads the bytes itself and
  * answers with the parse error the spec names. `deepAndMalformed` is a malformed body too deep
- * for that (its parse would build every level before it failed): the route answers it.
+ * for that (its parse would build every level before it failed), and `tooDeep` one deep in too
+ * many places to cut: the route answers both.
  */
-function parseBody(text: string): { readonly value: unknown; readonly deepAndMalformed?: true } {
+function parseBody(text: string): { readonly value: unknown; readonly deepAndMalformed?: true; readonly tooDeep?: string } {
   if (text.length === 0) return { value: undefined };
   let bounded: string;
   try {
     bounded = boundJsonDepth(text).text;
-  } catch {
+  } catch (error) {
+    if (error instanceof TooDeepJsonError) return { value: undefined, tooDeep: error.message };
     return { value: undefined, deepAndMalformed: true };
   }
   try {
@@ -140,6 +142,7 @@ export async function serveMcp(req: IncomingMessage, res: ServerResponse, url: U
     const parsed = parseBody(text);
     // The SDK's own answer to a body that is not JSON, without the SDK parsing it.
     if (parsed.deepAndMalformed) return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON', deps.headers);
+    if (parsed.tooDeep !== undefined) return sendJsonRpcError(res, 400, -32600, `Invalid Request: ${parsed.tooDeep}`, deps.headers);
     parsedBody = parsed.value;
     // The token's scope, when checked (ADR 0075), decides the HTTP answer: 403 with the challenge,
     // as the MCP authorization spec asks, before the SDK or the gateway sees the request.
