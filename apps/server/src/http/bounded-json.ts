@@ -47,11 +47,13 @@ export interface BoundedJsonText {
   readonly cut: boolean;
 }
 
-/** Whether `text` opens an array or object past `maxDepth` levels: a scan that stops where it does. */
-function deeperThan(text: string, maxDepth: number): boolean {
-  let depth = 0;
+/**
+ * From index `i`, where the text is `depth` levels deep, the index of the next array or object
+ * that opens past `maxDepth` levels (the text is then `maxDepth` deep there), or the text's length.
+ * Strings are jumped over; no check of anything else.
+ */
+function nextDeepOpening(text: string, i: number, depth: number, maxDepth: number): number {
   const length = text.length;
-  let i = 0;
   while (i < length) {
     const code = text.charCodeAt(i);
     if (code === QUOTE) {
@@ -59,13 +61,35 @@ function deeperThan(text: string, maxDepth: number): boolean {
       continue;
     }
     if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
-      if (++depth > maxDepth) return true;
+      if (depth === maxDepth) return i;
+      depth++;
     } else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
       depth = Math.max(0, depth - 1);
     }
     i++;
   }
-  return false;
+  return length;
+}
+
+/** In a valid text, from the array or object opening at `open`, the index of the close of the container that holds it. */
+function closeOfEnclosing(text: string, open: number): number {
+  const length = text.length;
+  let inner = 0;
+  let i = open;
+  while (i < length) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) {
+      i = endOfString(text, i);
+      continue;
+    }
+    if (code === OPEN_OBJECT || code === OPEN_ARRAY) inner++;
+    else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
+      if (inner === 0) return i;
+      inner--;
+    }
+    i++;
+  }
+  return length;
 }
 
 /** The index just past the string whose opening quote is at `open`, or the text's length when it never closes (no check of its contents). */
@@ -248,49 +272,20 @@ export function jsonFaultAt(text: string): number {
  * with native searches.
  */
 export function boundJsonDepth(text: string, maxDepth = MAX_BODY_DEPTH): BoundedJsonText {
-  if (!deeperThan(text, maxDepth)) return { text, cut: false };
+  const length = text.length;
+  let deep = nextDeepOpening(text, 0, 0, maxDepth);
+  if (deep === length) return { text, cut: false };
   const fault = jsonFaultAt(text);
   if (fault !== -1) throw new SyntaxError(`the JSON text is malformed at position ${fault} (it nests deeper than ${maxDepth} levels)`);
   const parts: string[] = [];
   let kept = 0;
-  let depth = 0;
-  let i = 0;
-  const length = text.length;
-  while (i < length) {
-    const code = text.charCodeAt(i);
-    if (code === QUOTE) {
-      i = endOfString(text, i);
-      continue;
-    }
-    if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
-      if (depth < maxDepth) {
-        depth++;
-        i++;
-        continue;
-      }
-      // Past the bound, in a valid text: skip to the close of the container at maxDepth, whose
-      // first deep value this is, and keep that close.
-      if (parts.length >= 2 * MAX_BODY_CUTS) throw new TooDeepJsonError(maxDepth);
-      parts.push(text.slice(kept, i), 'null');
-      let inner = 0;
-      while (i < length) {
-        const c = text.charCodeAt(i);
-        if (c === QUOTE) {
-          i = endOfString(text, i);
-          continue;
-        }
-        if (c === OPEN_OBJECT || c === OPEN_ARRAY) inner++;
-        else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-          if (inner === 0) break;
-          inner--;
-        }
-        i++;
-      }
-      kept = i;
-      continue;
-    }
-    if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) depth--;
-    i++;
+  while (deep < length) {
+    if (parts.length >= 2 * MAX_BODY_CUTS) throw new TooDeepJsonError(maxDepth);
+    // The first deep value of the container at maxDepth becomes null; the rest of that container
+    // is dropped, and its close is kept (the text is valid, so the close is there).
+    parts.push(text.slice(kept, deep), 'null');
+    kept = closeOfEnclosing(text, deep);
+    deep = nextDeepOpening(text, kept, maxDepth, maxDepth);
   }
   parts.push(text.slice(kept));
   return { text: parts.join(''), cut: true };
