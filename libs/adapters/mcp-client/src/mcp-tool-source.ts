@@ -20,6 +20,7 @@ import type { McpServerConfig } from './mcp-servers-config.js';
 import { LinearOutputValidator, MCP_TOOL_LIMITS, errorText, sanitiseMessage, toToolOutput } from './mcp-tool-schema.js';
 import { ProcessGroupStdioTransport } from './process-group-stdio-transport.js';
 import { DEFAULT_BACKOFF, RestartBackoff, type BackoffPolicy } from './restart-backoff.js';
+import { RelistSchedule } from './relist-schedule.js';
 import { serverLogSink, type OperatorLog } from './server-log.js';
 import { stderrLogSink } from './stderr-log.js';
 import { discoverTools, listAllTools, type DiscoveredServer } from './tool-discovery.js';
@@ -110,8 +111,8 @@ interface Connection {
   readonly transport: ProcessGroupStdioTransport;
   /** The calls in flight on this connection, to which the server's own requests are relayed. */
   readonly bridge: CallerBridge;
-  /** Re-reading the tools after `tools/list_changed`: one at a time, and whether another is owed. */
-  relist: { timer?: ReturnType<typeof setTimeout>; running: boolean; owed: boolean; lastAt: number };
+  /** Re-reading the tools after `tools/list_changed`. */
+  readonly relist: RelistSchedule;
   /**
    * The liveness check: its timer, whether a ping is out (never two at once), whether one went
    * unanswered, and the calls in flight (the periodic ping waits for none: see `adopt`).
@@ -218,7 +219,7 @@ export class McpToolSource implements ToolSource {
     this.restartTimer = undefined;
     const live = this.live;
     this.live = undefined;
-    if (live) clearTimeout(live.relist.timer);
+    if (live) live.relist.stop();
     if (live) clearInterval(live.ping.timer);
     if (live) await live.client.close().catch(() => undefined);
     // A restart already spawning a process sees `closed` and stops that process itself.
@@ -246,10 +247,7 @@ export class McpToolSource implements ToolSource {
       if (connection.ping.calls === 0) void this.checkAlive(connection);
     }, this.pingIntervalMs);
     connection.ping.timer.unref?.();
-    if (connection.relist.owed) {
-      connection.relist.owed = false;
-      this.relistSoon(connection);
-    }
+    connection.relist.adopted();
   }
 
   /** Spawns one server process inside the tier and reads its tools. */
@@ -287,7 +285,7 @@ export class McpToolSource implements ToolSource {
     // A change announced while the first listing runs is re-read once the connection is adopted.
     let changedEarly = false;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      if (connection) this.relistSoon(connection);
+      if (connection) connection.relist.changed();
       else changedEarly = true;
     });
     let exited = false;
@@ -324,7 +322,16 @@ export class McpToolSource implements ToolSource {
         transport,
         bridge,
         // Owed when a change was announced before the connection existed; `adopt` reads it again.
-        relist: { running: false, owed: changedEarly, lastAt: this.clock.now() },
+        relist: new RelistSchedule(
+          {
+            delayMs: this.relistDelayMs,
+            gapMs: this.relistGapMs,
+            clock: this.clock,
+            relist: () => this.relistOnce(connection!),
+            gone: () => this.closed || this.live !== connection,
+          },
+          changedEarly,
+        ),
         ping: { running: false, wedged: false, calls: 0 },
       };
       return connection;
@@ -482,35 +489,11 @@ export class McpToolSource implements ToolSource {
   }
 
   /**
-   * Re-reads the tools after `tools/list_changed`: after `relistDelayMs`, never sooner than
-   * `relistGapMs` after the previous listing, one listing at a time (a notification meanwhile
-   * owes one more, however many came).
-   */
-  private relistSoon(connection: Connection): void {
-    const relist = connection.relist;
-    if (this.closed || this.live !== connection) return;
-    if (relist.running || relist.timer !== undefined) {
-      relist.owed = true;
-      return;
-    }
-    const wait = Math.max(this.relistDelayMs, relist.lastAt + this.relistGapMs - this.clock.now());
-    relist.timer = setTimeout(() => {
-      relist.timer = undefined;
-      void this.relistNow(connection);
-    }, wait);
-    relist.timer.unref?.();
-  }
-
-  /**
    * One re-reading, with the start's listing message limit and discovery budget. A failure keeps
    * the tools read before (logged); a success replaces them, and the gateway decides what a
    * changed definition may do (it pins them).
    */
-  private async relistNow(connection: Connection): Promise<void> {
-    const relist = connection.relist;
-    if (this.closed || this.live !== connection) return;
-    relist.running = true;
-    relist.owed = false;
+  private async relistOnce(connection: Connection): Promise<void> {
     const gone = () => this.closed || this.live !== connection;
     try {
       connection.transport.limitMessages(MCP_LISTING_MESSAGE_BYTES);
@@ -536,10 +519,6 @@ export class McpToolSource implements ToolSource {
         `MCP server '${this.name}': re-reading its tools after tools/list_changed failed (${describe(error)}); it keeps the ${connection.definitions.length} tool(s) it had`,
         'warn',
       );
-    } finally {
-      relist.running = false;
-      relist.lastAt = this.clock.now();
-      if (relist.owed && !gone()) this.relistSoon(connection);
     }
   }
 
@@ -566,7 +545,7 @@ export class McpToolSource implements ToolSource {
   private wedged(connection: Connection): void {
     connection.ping.wedged = true;
     clearInterval(connection.ping.timer);
-    clearTimeout(connection.relist.timer);
+    connection.relist.stop();
     this.live = undefined;
     this.stateSince = this.clock.now();
     this.backoff.crashed(connection.upSince);
@@ -581,7 +560,7 @@ export class McpToolSource implements ToolSource {
 
   private onExit(connection: Connection): void {
     if (this.closed || this.live !== connection) return;
-    clearTimeout(connection.relist.timer);
+    connection.relist.stop();
     clearInterval(connection.ping.timer);
     this.live = undefined;
     this.stateSince = this.clock.now();

@@ -22,6 +22,7 @@ import { RemoteCallScope, RemoteInbound, remoteCallScope, remoteFetch } from './
 import { LogRate, reconnectionPacer } from './remote-pacing.js';
 import { readRemoteHeaders } from './remote-headers.js';
 import { DEFAULT_BACKOFF, RestartBackoff, type BackoffPolicy } from './restart-backoff.js';
+import { RelistSchedule } from './relist-schedule.js';
 import { serverLogSink } from './server-log.js';
 import { DEFAULT_MCP_RELIST_DELAY_MS, DEFAULT_MCP_RELIST_GAP_MS, DEFAULT_MCP_SERVER_LOG_CHARS, MCP_LISTING_MESSAGE_BYTES } from './mcp-tool-source.js';
 import { discoverTools, listAllTools, type DiscoveredServer } from './tool-discovery.js';
@@ -77,8 +78,8 @@ interface Connection {
   rejected: number;
   readonly reportedVersion: unknown;
   pingTimer?: ReturnType<typeof setInterval>;
-  /** Re-reading the tools after `tools/list_changed`: one at a time, and whether another is owed. */
-  relist: { timer?: ReturnType<typeof setTimeout>; running: boolean; owed: boolean; lastAt: number };
+  /** Re-reading the tools after `tools/list_changed`, as for a stdio server. */
+  readonly relist: RelistSchedule;
 }
 
 const systemClock: Clock = { now: () => Date.now() };
@@ -196,41 +197,11 @@ export class McpRemoteToolSource implements ToolSource {
     // An idle connection is checked now and then, so a server that went away stops being offered.
     connection.pingTimer = setInterval(() => void this.ping(connection), this.pingIntervalMs);
     connection.pingTimer.unref?.();
-    if (connection.relist.owed) {
-      connection.relist.owed = false;
-      this.relistSoon(connection);
-    }
-  }
-
-  /**
-   * Re-reads the tools after `tools/list_changed`: after `relistDelayMs`, never sooner than
-   * `relistGapMs` after the previous listing, one listing at a time (a notification meanwhile
-   * owes one more, however many came), as a stdio source does.
-   */
-  private relistSoon(connection: Connection): void {
-    const relist = connection.relist;
-    if (this.closed || this.live !== connection) return;
-    if (relist.running || relist.timer !== undefined) {
-      relist.owed = true;
-      return;
-    }
-    const wait = Math.max(this.relistDelayMs, relist.lastAt + this.relistGapMs - this.clock.now());
-    // Outside the call whose stream carried the notification: the listing is not that call's.
-    relist.timer = remoteCallScope.exit(() =>
-      setTimeout(() => {
-        relist.timer = undefined;
-        void this.relistNow(connection);
-      }, wait),
-    );
-    relist.timer.unref?.();
+    connection.relist.adopted();
   }
 
   /** One re-reading; a failure keeps the tools read before, a success replaces them (the gateway pins each definition). */
-  private async relistNow(connection: Connection): Promise<void> {
-    const relist = connection.relist;
-    if (this.closed || this.live !== connection) return;
-    relist.running = true;
-    relist.owed = false;
+  private async relistOnce(connection: Connection): Promise<void> {
     const gone = () => this.closed || this.live !== connection;
     try {
       const listed = await this.listTools(connection.client);
@@ -250,10 +221,6 @@ export class McpRemoteToolSource implements ToolSource {
         `MCP server '${this.name}' (remote): re-reading its tools after tools/list_changed failed (${describe(error)}); it keeps the ${connection.definitions.length} tool(s) it had`,
         'warn',
       );
-    } finally {
-      relist.running = false;
-      relist.lastAt = this.clock.now();
-      if (relist.owed && !gone()) this.relistSoon(connection);
     }
   }
 
@@ -290,7 +257,7 @@ export class McpRemoteToolSource implements ToolSource {
     // A change announced while the first listing runs is re-read once the connection is adopted.
     let changedEarly = false;
     client.setNotificationHandler('notifications/tools/list_changed', () => {
-      if (connection) this.relistSoon(connection);
+      if (connection) connection.relist.changed();
       else changedEarly = true;
     });
     // A rate, not a count for the connection's life: after a burst, later errors are still seen.
@@ -312,7 +279,18 @@ export class McpRemoteToolSource implements ToolSource {
       if (this.closed) throw new Error('the source was closed while connecting');
       connection = {
         reportedVersion,
-        relist: { running: false, owed: changedEarly, lastAt: this.clock.now() },
+        relist: new RelistSchedule(
+          {
+            delayMs: this.relistDelayMs,
+            gapMs: this.relistGapMs,
+            clock: this.clock,
+            relist: () => this.relistOnce(connection!),
+            gone: () => this.closed || this.live !== connection,
+            // Outside the call whose stream carried the notification: the listing is not that call's.
+            startTimer: (start) => remoteCallScope.exit(start),
+          },
+          changedEarly,
+        ),
         client,
         transport,
         abort,
@@ -525,7 +503,7 @@ export class McpRemoteToolSource implements ToolSource {
   /** Ends one session; a 2025 session is ended at the server with DELETE when it may still be there. */
   private async endSession(connection: Connection, terminate: boolean): Promise<void> {
     clearInterval(connection.pingTimer);
-    clearTimeout(connection.relist.timer);
+    connection.relist.stop();
     if (terminate && connection.transport.sessionId !== undefined) {
       await connection.transport.terminateSession().catch(() => undefined);
     }
